@@ -1,0 +1,1 @@
+"""Adapters are data: the schema, the built-in tables, and their resolution."""

@@ -1,0 +1,141 @@
+"""Grammar and cross-field rules of an adapter, each naming the exact key at fault.
+
+These run on an :class:`AdapterSpec` that already has the right shape. Each
+check yields ``(key path, message)``; the resolver turns the key path into a
+file and line through provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tackroom.adapters import templates
+from tackroom.adapters.schema import OPTION_KINDS, AdapterSpec, ModelEndpoint, OptionSpec, OptionTemplate
+
+Finding = tuple[tuple[str, ...], str]
+
+
+def check_adapter(spec: AdapterSpec) -> list[Finding]:
+    """Every grammar and cross-field problem of ``spec``."""
+    return [
+        *_one_shot(spec),
+        *_options(spec),
+        *_endpoint(spec.model_endpoint),
+        *_paths(spec),
+        *_install(spec),
+    ]
+
+
+def option_argv(template: OptionTemplate) -> list[str]:
+    """The argv elements of an option template, whichever form it was written in."""
+    return template.argv if isinstance(template, OptionSpec) else template
+
+
+def _one_shot(spec: AdapterSpec) -> Iterator[Finding]:
+    key = ("one_shot",)
+    prompts = endpoints = 0
+    for element in spec.one_shot:
+        opt = templates.OPT_ELEMENT.match(element)
+        if opt:
+            if opt.group(1) not in OPTION_KINDS:
+                yield key, f"unknown option slot {element!r} (options: {', '.join(OPTION_KINDS)})"
+            continue
+        if element == "{{endpoint}}":
+            endpoints += 1
+            continue
+        problem = templates.check_names(element, frozenset({"prompt"}))
+        if problem:
+            yield key, problem + "; {{opt.<name>}} and {{endpoint}} must be whole elements"
+        prompts += templates.placeholders(element).count("prompt")
+    if spec.prompt_stdin and prompts:
+        yield key, "{{prompt}} must not appear when prompt_stdin = true"
+    if not spec.prompt_stdin and prompts != 1:
+        yield key, f"{{{{prompt}}}} must appear exactly once (found {prompts})"
+    if endpoints > 1:
+        yield key, "{{endpoint}} may appear at most once"
+    endpoint = spec.model_endpoint
+    if endpoint and endpoint.argv and not endpoints:
+        yield key, "model_endpoint.argv is set but one_shot has no {{endpoint}} slot for it"
+
+
+def _options(spec: AdapterSpec) -> Iterator[Finding]:
+    slots = {m.group(1) for e in spec.one_shot if (m := templates.OPT_ELEMENT.match(e))}
+    for name, template in spec.options:
+        if template is None:
+            continue
+        key = ("options", name)
+        if name not in slots:
+            yield key, f"option {name!r} has a template but one_shot has no {{{{opt.{name}}}}} slot"
+        yield from _option_template(key, name, template)
+
+
+def _option_template(key: tuple[str, ...], name: str, template: OptionTemplate) -> Iterator[Finding]:
+    argv = option_argv(template)
+    if not argv:
+        yield key, "an option template needs at least one argv element"
+    values = 0
+    for element in argv:
+        problem = templates.check_names(element, frozenset({"value"}))
+        if problem:
+            yield key, problem
+        values += templates.placeholders(element).count("value")
+    flag = OPTION_KINDS[name] == "flag"
+    if flag and values:
+        yield key, f"{name!r} is a flag option: its template takes no {{{{value}}}}"
+    if not flag and not values:
+        yield key, f"{name!r} takes a value: its template needs {{{{value}}}}"
+
+
+def _endpoint(endpoint: ModelEndpoint | None) -> Iterator[Finding]:
+    if endpoint is None:
+        return
+    allowed = templates.ENDPOINT_NAMES
+    for index, element in enumerate(endpoint.argv):
+        problem = templates.check_names(element, allowed)
+        if problem:
+            yield ("model_endpoint", "argv", str(index)), problem
+    for var, value in endpoint.env.items():
+        problem = templates.check_names(value, allowed)
+        if problem:
+            yield ("model_endpoint", "env", var), problem
+    problem = templates.check_names(endpoint.model_format, frozenset({"model"}))
+    if problem:
+        yield ("model_endpoint", "model_format"), problem
+    for index, staged in enumerate(endpoint.files):
+        problem = templates.check_names(staged.path, templates.PATH_NAMES)
+        if problem:
+            yield ("model_endpoint", "files", str(index), "path"), problem
+
+
+def _paths(spec: AdapterSpec) -> Iterator[Finding]:
+    paths: list[tuple[tuple[str, ...], str]] = [(("home", k), v) for k, v in spec.home.items()]
+    paths += [(("env", "set", k), v) for k, v in spec.env.set.items()]
+    if spec.transcripts:
+        paths += [(("transcripts", "roots"), root) for root in spec.transcripts.roots]
+    for name, capability in spec.capabilities:
+        if capability is not None:
+            paths.append((("capabilities", name, "path"), capability.path))
+            if capability.project:
+                paths.append((("capabilities", name, "project"), capability.project))
+    for key, value in paths:
+        problem = templates.check_names(value, templates.PATH_NAMES)
+        if problem:
+            yield key, problem
+    hooks = spec.capabilities.hooks
+    for which in ("inject", "refuse"):
+        template = getattr(hooks, which) if hooks else None
+        problem = template and templates.check_names(
+            template.template, frozenset({"text", "event"}), braces=False
+        )
+        if problem:
+            yield ("capabilities", "hooks", which, "template"), problem
+
+
+def _install(spec: AdapterSpec) -> Iterator[Finding]:
+    install = spec.install
+    if install is None:
+        return
+    if (install.npm is None) == (install.pip is None):
+        yield ("install",), "set exactly one of npm or pip"
+    if install.extra and install.pip:
+        yield ("install", "extra"), "extra packages are only supported with npm"

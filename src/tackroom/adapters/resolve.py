@@ -1,0 +1,502 @@
+"""Resolve adapters: built-ins, operator tables, ``extends``, merge, provenance, hash.
+
+Resolution order for one name: the built-in table (or the table it
+``extends``), then the operator's table for that name, merged field by field
+(nested tables merge by key, arrays replace). Every leaf remembers where it
+came from. The effective table is then validated (shape, grammar, family), and
+every problem of every file is collected before one :class:`ConfigError` is
+raised.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from tackroom.errors import ConfigError, Problem, UnknownAdapterError
+
+if TYPE_CHECKING:
+    from tackroom.adapters.tomlsource import KeyPath, TomlSource
+    from tackroom.adapters.schema import AdapterSpec
+    from tackroom.plan import Endpoint, Plan
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+PROJECT_FILE = "tackroom.toml"
+
+
+class Origin(NamedTuple):
+    """Where one effective field came from: a label for people, a file and line for errors."""
+
+    label: str
+    file: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A resolved, validated adapter: what the plan, the runner and the CLI all read."""
+
+    name: str
+    spec: AdapterSpec
+    harness: str
+    """The built-in at the root of this adapter's ``extends`` chain."""
+    source: str
+    """``builtin``, or the operator file that defines or overrides this adapter."""
+    origins: Mapping[str, Origin] = field(repr=False)
+    """Dotted key -> where that effective field came from."""
+
+    @property
+    def family(self) -> str:
+        return self.spec.family
+
+    @property
+    def extends(self) -> str | None:
+        return self.spec.extends
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        """Dotted key -> ``builtin``, ``<file>:<line>`` or ``extends <name>``."""
+        return {key: origin.label for key, origin in self.origins.items()}
+
+    @cached_property
+    def effective(self) -> dict[str, Any]:
+        """The effective table as plain JSON data (aliases, no unset optionals)."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @cached_property
+    def hash(self) -> str:
+        """SHA-256 over the canonical JSON of what this adapter runs (not its name or lineage)."""
+        data = {k: v for k, v in self.effective.items() if k != "extends"}
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+    def plan(
+        self,
+        prompt: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        workdir: Path | None = None,
+        home: Path | None = None,
+        endpoint: Endpoint | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Plan:
+        """The plan of one run: argv, environment and files, computed without running anything.
+
+        ``home`` is the run's isolated home; None means the caller's real home.
+        """
+        from tackroom.plan import build_plan
+
+        return build_plan(
+            self,
+            prompt=prompt,
+            options=options,
+            workdir=(workdir or Path.cwd()).resolve(),
+            home=home,
+            endpoint=endpoint,
+            environ=os.environ if environ is None else environ,
+            scrub=identity_variables(),
+        )
+
+
+def identity_variables() -> list[str]:
+    """Variables by which a running session of any built-in harness identifies itself.
+
+    A harness started from inside another harness's session must not inherit
+    that session's identity, so every child has all of these removed.
+    """
+    names = {name for adapter in resolve_builtins().values() for name in adapter.spec.env.scrub}
+    return sorted(names)
+
+
+class AdapterSet(Mapping[str, Adapter]):
+    """Every adapter of one load, by name, plus the files it read."""
+
+    def __init__(self, adapters: Mapping[str, Adapter], files: tuple[str, ...]) -> None:
+        self._adapters = dict(sorted(adapters.items()))
+        self.files = files
+
+    def __getitem__(self, name: str) -> Adapter:
+        try:
+            return self._adapters[name]
+        except KeyError:
+            raise UnknownAdapterError(name, list(self._adapters)) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._adapters)
+
+    def __len__(self) -> int:
+        return len(self._adapters)
+
+    def builtin(self, name: str) -> Adapter:
+        """The built-in adapter ``name`` with no operator table applied."""
+        return resolve_builtins()[name]
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The operator configuration directory: ``$TACKROOM_CONFIG_DIR`` or ``$XDG_CONFIG_HOME/tackroom``."""
+    env = os.environ if env is None else env
+    if env.get("TACKROOM_CONFIG_DIR"):
+        return Path(env["TACKROOM_CONFIG_DIR"]).expanduser()
+    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return Path(xdg) / "tackroom"
+
+
+def operator_files(directory: Path) -> list[Path]:
+    """``tackroom.toml`` then ``adapters.d/*.toml`` in name order: the files that may define adapters."""
+    files = [directory / "tackroom.toml"] if (directory / "tackroom.toml").is_file() else []
+    drop_ins = directory / "adapters.d"
+    if drop_ins.is_dir():
+        files += sorted(p for p in drop_ins.glob("*.toml") if p.is_file())
+    return files
+
+
+def find_project_file(start: Path) -> Path | None:
+    """The ``tackroom.toml`` at the root of the repository containing ``start``, if any."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            candidate = directory / PROJECT_FILE
+            return candidate if candidate.is_file() else None
+    return None
+
+
+def load_adapters(
+    *, config: Path | None = None, project: Path | None = None, env: Mapping[str, str] | None = None
+) -> AdapterSet:
+    """Load built-ins, apply the operator files in ``config`` (default :func:`config_dir`).
+
+    ``project`` is the working directory whose repository's ``tackroom.toml``
+    is checked: a project file may select an adapter, never define one.
+    """
+    directory = config if config is not None else config_dir(env)
+    resolver = _Resolver()
+    resolver.add_builtins()
+    for path in operator_files(directory):
+        resolver.add_operator(path)
+    project_file = find_project_file(project) if project is not None else None
+    if project_file is not None and project_file.parent.resolve() != directory.resolve():
+        resolver.check_project(project_file)
+    return resolver.resolve()
+
+
+def resolve_builtins() -> AdapterSet:
+    """The built-in adapters alone (cached: they ship with the package)."""
+    global _BUILTINS
+    if _BUILTINS is None:
+        resolver = _Resolver()
+        resolver.add_builtins()
+        _BUILTINS = resolver.resolve()
+    return _BUILTINS
+
+
+_BUILTINS: AdapterSet | None = None
+
+
+@dataclass
+class _Table:
+    name: str
+    data: dict[str, Any]
+    source: TomlSource
+    builtin: bool
+
+    def origin(self, key: KeyPath) -> Origin:
+        line = self.source.line_of(("adapter", self.name, *key))
+        label = "builtin" if self.builtin else f"{self.source.path}:{line}"
+        return Origin(label, self.source.path, line)
+
+    @property
+    def header(self) -> Origin:
+        return self.origin(())
+
+
+class _Resolver:
+    """Collects tables from every file, then resolves them all, collecting every problem."""
+
+    def __init__(self) -> None:
+        self.builtins: dict[str, _Table] = {}
+        self.operator: dict[str, _Table] = {}
+        self.problems: list[Problem] = []
+        self.files: list[str] = []
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def add_builtins(self) -> None:
+        for path in sorted(BUILTIN_DIR.glob("*.toml")):
+            for table in self._tables(path, f"builtin/{path.name}", builtin=True):
+                self.builtins[table.name] = table
+
+    def add_operator(self, path: Path) -> None:
+        for table in self._tables(path, str(path), builtin=False):
+            if "family" in table.data:
+                self._problem(table.origin(("family",)), f"adapter.{table.name}.family", _FAMILY_MSG)
+            if table.name in self.operator:
+                first = self.operator[table.name].source.path
+                self._problem(
+                    table.header,
+                    f"adapter.{table.name}",
+                    f"also defined in {first}; at most one table per adapter name across all files",
+                )
+                continue
+            self.operator[table.name] = table
+
+    def check_project(self, path: Path) -> None:
+        source = self._read(path, str(path))
+        if source is None:
+            return
+        self.files.append(source.path)
+        for name in (source.data.get("adapter") or {}) if isinstance(source.data.get("adapter"), dict) else []:
+            line = source.line_of(("adapter", name))
+            self.problems.append(
+                Problem(
+                    source.path,
+                    f"adapter.{name}",
+                    "a project file may select an adapter, never define one; move this table to "
+                    "$TACKROOM_CONFIG_DIR/adapters.d/ (default ~/.config/tackroom/adapters.d/)",
+                    line,
+                )
+            )
+        from tackroom.project import check_project_data
+
+        for key, message in check_project_data(source.data):
+            self.problems.append(Problem(source.path, ".".join(key), message, source.line_of(key)))
+
+    def _read(self, path: Path, shown: str) -> TomlSource | None:
+        from tackroom.adapters.tomlsource import load_toml
+
+        try:
+            return load_toml(path, shown)
+        except ConfigError as exc:
+            self.problems.extend(exc.problems)
+            return None
+
+    def _tables(self, path: Path, shown: str, *, builtin: bool) -> Iterator[_Table]:
+        source = self._read(path, shown)
+        if source is None:
+            return
+        self.files.append(shown)
+        for key in source.data:
+            if key != "adapter":
+                self.problems.append(
+                    Problem(shown, key, "unknown key; adapter files hold [adapter.<name>] tables", source.line_of((key,)))
+                )
+        tables = source.data.get("adapter", {})
+        if not isinstance(tables, dict):
+            self.problems.append(Problem(shown, "adapter", "must be a table", source.line_of(("adapter",))))
+            return
+        for name, data in tables.items():
+            if not isinstance(data, dict):
+                self.problems.append(
+                    Problem(shown, f"adapter.{name}", "must be a table", source.line_of(("adapter", name)))
+                )
+                continue
+            yield _Table(name, data, source, builtin)
+
+    def _problem(self, origin: Origin, key: str, message: str) -> None:
+        self.problems.append(Problem(origin.file, key, message, origin.line))
+
+    # -- resolving -------------------------------------------------------------------------
+
+    def resolve(self) -> AdapterSet:
+        merged: dict[str, _Merged] = {}
+        for name in sorted({*self.builtins, *self.operator}):
+            result = self._merged(name, merged, ())
+            if result is not None:
+                merged[name] = result
+        adapters = {}
+        for name, item in merged.items():
+            adapter = self._validate(name, item)
+            if adapter is not None:
+                adapters[name] = adapter
+        if self.problems:
+            raise ConfigError(self.problems)
+        return AdapterSet(adapters, tuple(self.files))
+
+    def _merged(self, name: str, done: dict[str, _Merged], chain: tuple[str, ...]) -> _Merged | None:
+        if name in done:
+            return done[name]
+        table = self.operator.get(name)
+        if name in self.builtins:
+            result = _Merged.from_table(self.builtins[name], name)
+            if table is not None:
+                if "extends" in table.data:
+                    self._problem(
+                        table.origin(("extends",)),
+                        f"adapter.{name}.extends",
+                        f"{name!r} is a built-in: its table overrides it field by field and cannot extend",
+                    )
+                result = result.overlay(table)
+            return result
+        assert table is not None
+        parent = self._parent(table, chain)
+        if parent is None:
+            return None
+        base = self._merged(parent, done, (*chain, name))
+        if base is None:
+            return None
+        done[parent] = base
+        return base.inherit(parent).overlay(table)
+
+    def _parent(self, table: _Table, chain: tuple[str, ...]) -> str | None:
+        key = f"adapter.{table.name}.extends"
+        parent = table.data.get("extends")
+        if parent is None:
+            self._problem(
+                table.header,
+                f"adapter.{table.name}",
+                "a new adapter name must set extends to a built-in or another adapter table "
+                f"(built-ins: {', '.join(sorted(self.builtins))})",
+            )
+            return None
+        if not isinstance(parent, str):
+            self._problem(table.origin(("extends",)), key, "must be a string naming an adapter")
+            return None
+        if parent in (*chain, table.name):
+            loop = chain[chain.index(parent) :] if parent in chain else ()
+            cycle = " -> ".join((*loop, table.name, parent))
+            files = sorted({self.operator[n].source.path for n in (*chain, table.name) if n in self.operator})
+            self._problem(table.origin(("extends",)), key, f"extends cycle: {cycle} (in {', '.join(files)})")
+            return None
+        if parent not in self.builtins and parent not in self.operator:
+            known = ", ".join(sorted({*self.builtins, *self.operator}))
+            self._problem(
+                table.origin(("extends",)),
+                key,
+                f"extends unknown adapter {parent!r}; an adapter must resolve to a built-in family "
+                f"(known: {known})",
+            )
+            return None
+        return parent
+
+    def _validate(self, name: str, item: _Merged) -> Adapter | None:
+        from pydantic import ValidationError
+
+        from tackroom.adapters.checks import check_adapter
+        from tackroom.adapters.schema import AdapterSpec
+        from tackroom.families import family_names
+
+        try:
+            spec = AdapterSpec.model_validate(item.data)
+        except ValidationError as exc:
+            for key, message in _pydantic_findings(exc, item.data):
+                self._report(name, item, key, message)
+            return None
+        findings = check_adapter(spec)
+        if spec.family not in family_names():
+            findings.append((("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})"))
+        for key, message in findings:
+            self._report(name, item, key, message)
+        if findings:
+            return None
+        origins = {".".join(k): v for k, v in item.origins.items()}
+        return Adapter(name, spec, item.harness, item.source, origins)
+
+    def _report(self, name: str, item: _Merged, key: KeyPath, message: str) -> None:
+        origin = item.origin_of(key)
+        self.problems.append(Problem(origin.file, ".".join(("adapter", name, *key)), message, origin.line))
+
+
+_FAMILY_MSG = (
+    "family cannot be set by an operator table: it is inherited from a built-in through extends "
+    "(a family selects code that configuration cannot supply)"
+)
+
+
+@dataclass
+class _Merged:
+    """An effective table under construction, with the origin of every leaf."""
+
+    data: dict[str, Any]
+    origins: dict[KeyPath, Origin]
+    header: Origin
+    harness: str
+    source: str
+
+    @classmethod
+    def from_table(cls, table: _Table, name: str) -> _Merged:
+        origins: dict[KeyPath, Origin] = {}
+        _record(origins, (), table.data, table.origin)
+        source = "builtin" if table.builtin else table.source.path
+        return cls(copy.deepcopy(table.data), origins, table.header, name, source)
+
+    def inherit(self, parent: str) -> _Merged:
+        origins = {k: Origin(f"extends {parent}", o.file, o.line) for k, o in self.origins.items()}
+        return _Merged(copy.deepcopy(self.data), origins, self.header, self.harness, self.source)
+
+    def overlay(self, table: _Table) -> _Merged:
+        data = _merge(self.data, table.data, self.origins, table.origin, ())
+        header = table.header
+        return _Merged(data, self.origins, header, self.harness, table.source.path)
+
+    def origin_of(self, key: KeyPath) -> Origin:
+        for end in range(len(key), 0, -1):
+            if key[:end] in self.origins:
+                return self.origins[key[:end]]
+            below = [o for k, o in self.origins.items() if k[:end] == key[:end]]
+            if below:
+                return min(below, key=lambda o: o.line or 0)
+        return self.header
+
+
+def _merge(
+    base: dict[str, Any], top: dict[str, Any], origins: dict[KeyPath, Origin], origin: Any, path: KeyPath
+) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        here = (*path, key)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value, origins, origin, here)
+            continue
+        for stale in [k for k in origins if k[: len(here)] == here]:
+            del origins[stale]
+        out[key] = copy.deepcopy(value)
+        _record(origins, here, value, origin)
+    return out
+
+
+def _record(origins: dict[KeyPath, Origin], path: KeyPath, value: Any, origin: Any) -> None:
+    if isinstance(value, dict) and value:
+        for key, sub in value.items():
+            _record(origins, (*path, key), sub, origin)
+    elif path:
+        origins[path] = origin(path)
+
+
+def _pydantic_findings(exc: Any, data: dict[str, Any]) -> list[tuple[KeyPath, str]]:
+    """Turn pydantic errors into (key path, message), collapsing union branches."""
+    found: dict[KeyPath, list[str]] = {}
+    for error in exc.errors():
+        loc = tuple(str(part) for part in error["loc"])
+        key = _existing_prefix(loc, data)
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            message = "unknown key"
+        elif kind == "missing":
+            message = f"missing required key {loc[len(key)]!r}" if len(loc) > len(key) else "missing"
+        else:
+            message = f"bad value: {error['msg']} (got {error.get('input')!r})"
+        found.setdefault(key, [])
+        if message not in found[key]:
+            found[key].append(message)
+    return [(key, "; or ".join(messages)) for key, messages in found.items()]
+
+
+def _existing_prefix(loc: tuple[str, ...], data: Any) -> KeyPath:
+    key: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            break
+        key.append(part)
+    return tuple(key)

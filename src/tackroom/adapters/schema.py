@@ -1,0 +1,315 @@
+"""The adapter schema: one strict pydantic model tree.
+
+Built-in adapters and operator tables are written in this schema. Every model
+forbids unknown keys (a misspelled key must fail the load, not vanish) and is
+frozen. Field docstrings become the descriptions of the published JSON Schema
+(``schema/adapter.schema.json``), so editors can complete and check adapter TOML.
+
+Shape checks live here; grammar and cross-field rules (the template grammar,
+options without a slot, ...) live in :mod:`tackroom.adapters.checks`, which can
+name the exact key of each problem.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
+
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Template = list[str]
+
+WireApi = Literal["anthropic-messages", "openai-responses", "openai-chat", "gemini"]
+Renderer = Literal[
+    "concat",
+    "dir",
+    "mcp-json",
+    "codex-toml",
+    "opencode-json",
+    "gemini-settings",
+    "claude-settings",
+    "copilot-hooks",
+    "opencode-plugin",
+    "pi-extension",
+    "json-merge",
+    "toml-merge",
+]
+Moment = Literal["session-start", "prompt-submit", "before-tool", "after-tool", "turn-end", "session-end"]
+
+#: The closed set of per-run options, with the kind of value each takes.
+#: ``flag`` options render their template when true and nothing when false;
+#: ``list`` options repeat their template once per value.
+OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
+    "model": "str",
+    "auto_accept": "flag",
+    "max_turns": "int",
+    "allowed_tools": "list",
+    "disallowed_tools": "list",
+    "system_prompt_file": "str",
+    "append_system_prompt": "str",
+    "reasoning_effort": "str",
+    "sandbox": "str",
+    "output_format": "str",
+    "resume": "str",
+    "quiet": "flag",
+}
+
+#: The neutral tool vocabulary that hooks, subagents and mock scripts use.
+NEUTRAL_TOOLS = (
+    "shell",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "search",
+    "glob",
+    "web_fetch",
+    "web_search",
+    "skill",
+    "subagent",
+    "todo",
+)
+
+
+class Strict(BaseModel):
+    """Base of every schema model: unknown keys are errors, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class OptionSpec(Strict):
+    """An option rendering that needs more than argv elements."""
+
+    argv: Template = []
+    """Elements inserted at the option's ``{{opt.<name>}}`` slot."""
+    env: dict[EnvName, str] = {}
+    """Environment variables set when the option is used (e.g. a flag the harness refuses as root)."""
+
+
+OptionTemplate = Template | OptionSpec
+
+
+class Options(Strict):
+    """Option name -> how the harness spells it. An absent option cannot be set on this adapter."""
+
+    model: OptionTemplate | None = None
+    """Model to use; ``{{value}}`` is the model name."""
+    auto_accept: OptionTemplate | None = None
+    """Run tools without asking (flag)."""
+    max_turns: OptionTemplate | None = None
+    """Cap on agent turns; ``{{value}}`` is an integer."""
+    allowed_tools: OptionTemplate | None = None
+    """Tools allowed without asking; repeated once per tool."""
+    disallowed_tools: OptionTemplate | None = None
+    """Tools refused; repeated once per tool."""
+    system_prompt_file: OptionTemplate | None = None
+    """A file whose text is added to the system prompt."""
+    append_system_prompt: OptionTemplate | None = None
+    """Text appended to the system prompt."""
+    reasoning_effort: OptionTemplate | None = None
+    """Reasoning effort level, in the harness's own words."""
+    sandbox: OptionTemplate | None = None
+    """Sandbox mode, in the harness's own words."""
+    output_format: OptionTemplate | None = None
+    """Output format override (the built-ins already pick the structured stream)."""
+    resume: OptionTemplate | None = None
+    """Session id to resume."""
+    quiet: OptionTemplate | None = None
+    """Suppress interactive decoration (flag)."""
+
+
+class Install(Strict):
+    """How ``tackroom install`` gets the harness: one npm or pip package."""
+
+    npm: str | None = None
+    """npm package name; the version is ``verified_with`` unless one is asked for."""
+    pip: str | None = None
+    """PyPI distribution name; the version is ``verified_with`` unless one is asked for."""
+    extra: list[str] = []
+    """Further packages installed beside it, pinned (e.g. a runtime the harness needs)."""
+    bin: str | None = None
+    """Executable name in the installed prefix, when it differs from ``executable``."""
+
+
+class Env(Strict):
+    """Which environment variables reach the harness."""
+
+    pass_: list[EnvName] = Field(default=[], alias="pass")
+    """Variables passed through from the caller by name (keys, tokens), on top of the base allowlist."""
+    set: dict[EnvName, str] = {}
+    """Variables tackroom sets, e.g. telemetry off; values may use ``{{home}}`` and ``{{workdir}}``."""
+    scrub: list[EnvName] = []
+    """Variables that identify a running session of this harness; removed from every child."""
+    secret: list[EnvName] = []
+    """Further names whose values are secret (names with KEY, TOKEN, SECRET... always are)."""
+
+
+class EndpointFile(Strict):
+    """A config file staged so the harness talks to the configured endpoint."""
+
+    path: str
+    """Where, as a path template (usually under ``~``, the run's home)."""
+    format: Literal["json", "yaml", "toml"]
+    """How the content is written; an existing file is merged into, never clobbered."""
+    content: dict[str, JsonValue]
+    """The content; strings may use ``{{base_url}}``, ``{{api_key}}`` and ``{{model}}``."""
+
+
+class ModelEndpoint(Strict):
+    """How to point the harness at a model base URL (the mock, a gateway, any endpoint)."""
+
+    wire_api: WireApi
+    """The wire API the harness speaks to that endpoint."""
+    base_url_v1: bool = False
+    """Whether the base URL the harness expects ends in ``/v1`` (``{{base_url}}`` is given that way)."""
+    env: dict[EnvName, str] = {}
+    """Variables to set; values may use ``{{base_url}}``, ``{{api_key}}`` and ``{{model}}``."""
+    argv: Template = []
+    """Elements inserted at ``{{endpoint}}`` in ``one_shot`` (config flags)."""
+    files: list[EndpointFile] = []
+    """Config files to stage."""
+    model: str | None = None
+    """The model name to ask for when none is given (the harness needs one it can route)."""
+    model_format: str = "{{model}}"
+    """How the harness spells a model served by this endpoint, e.g. ``provider/{{model}}``."""
+
+
+class Transcripts(Strict):
+    """Where the harness writes its session transcripts."""
+
+    roots: list[str]
+    """Root directories, as path templates with ``${VAR:-default}``."""
+    glob: str = "**/*.jsonl"
+    """Transcript files under each root."""
+
+
+class Capability(Strict):
+    """Where the harness reads one kind of profile item, and the engine that writes it."""
+
+    path: str
+    """User-level location, under the harness's home (``~``)."""
+    project: str | None = None
+    """Project-level location (``{{workdir}}/...``), written only when asked."""
+    render: Renderer
+    """The renderer engine that writes this capability."""
+    format: Literal["markdown", "toml"] | None = None
+    """File format of each item for the ``dir`` engine."""
+
+
+class HookTemplate(Strict):
+    """A shell template a hook prints to speak to the harness."""
+
+    template: str
+    """Command text; ``{{text}}`` is the message and ``{{event}}`` the harness's event name."""
+
+
+class HooksCapability(Capability):
+    """Hooks: the three maps of the profile's moments onto this harness, and its templates."""
+
+    events: dict[Moment, str]
+    """Neutral moment -> this harness's event name. An absent moment cannot be hooked."""
+    fields: dict[str, str] = {}
+    """Where this harness keeps each field, in the renderer's own language (jq path, property)."""
+    inject: HookTemplate | None = None
+    """How a hook gives the agent advisory text; absent = cannot."""
+    refuse: HookTemplate | None = None
+    """How a hook blocks a tool call with a reason; absent = cannot."""
+
+
+class Capabilities(Strict):
+    """Profile capabilities. An absent capability means the harness cannot do it."""
+
+    rules: Capability | None = None
+    skills: Capability | None = None
+    mcp: Capability | None = None
+    commands: Capability | None = None
+    subagents: Capability | None = None
+    hooks: HooksCapability | None = None
+
+
+class ToolSpec(Strict):
+    """A harness tool name with argument renames from the neutral vocabulary."""
+
+    name: str
+    """The harness's own tool name."""
+    args: dict[str, str] = {}
+    """Neutral argument name -> this harness's argument name."""
+
+
+ToolEntry = str | ToolSpec
+
+
+class Tools(Strict):
+    """The neutral tool vocabulary in this harness's spelling (hooks, subagents, mock scripts)."""
+
+    shell: ToolEntry | None = None
+    read_file: ToolEntry | None = None
+    write_file: ToolEntry | None = None
+    edit_file: ToolEntry | None = None
+    search: ToolEntry | None = None
+    glob: ToolEntry | None = None
+    web_fetch: ToolEntry | None = None
+    web_search: ToolEntry | None = None
+    skill: ToolEntry | None = None
+    subagent: ToolEntry | None = None
+    todo: ToolEntry | None = None
+    mcp: str | None = None
+    """How an MCP tool is named, with ``{server}`` and ``{tool}``."""
+
+
+class DetectMarker(Strict):
+    """A file or directory whose presence in a repository suggests this harness."""
+
+    path: str
+    """Path relative to the repository root."""
+    score: int = Field(ge=1, le=100)
+    """Specificity: a private config dir outscores a shared file such as AGENTS.md."""
+
+
+class AdapterSpec(Strict):
+    """One adapter: which family's code, and everything else as data."""
+
+    family: Name
+    """The family whose code parses this harness (built-in tables only)."""
+    extends: Name | None = None
+    """The adapter this one inherits from (operator tables)."""
+    executable: str
+    """The executable to run: a name looked up in installed harnesses and PATH, or a path."""
+    version_argv: Template = ["--version"]
+    """Arguments that make the executable print its version."""
+    min_version: str | None = None
+    """The oldest harness version this adapter works with."""
+    verified_with: str | None = None
+    """The harness version these facts were proven on; absent = unverified data."""
+    install: Install | None = None
+    """How ``tackroom install`` gets it; absent = install it yourself."""
+    one_shot: Template
+    """Argv template of a one-shot headless run."""
+    prompt_stdin: bool = False
+    """Pass the prompt on stdin instead of ``{{prompt}}``."""
+    options: Options = Options()
+    env: Env = Env()
+    model_endpoint: ModelEndpoint | None = None
+    """How to point it at a model base URL; absent = it cannot be pointed."""
+    home: dict[EnvName, str] = {}
+    """Variables that relocate its config and state -> their default location."""
+    transcripts: Transcripts | None = None
+    capabilities: Capabilities = Capabilities()
+    tools: Tools = Tools()
+    detect: list[DetectMarker] = []
+    """Markers that tell a repository is set up for this harness."""
+
+
+class AdapterFile(Strict):
+    """An adapter file: built-in, ``tackroom.toml`` or ``adapters.d/*.toml``."""
+
+    adapter: dict[Name, dict[str, Any]] = {}
+    """``[adapter.<name>]`` tables; each is validated as an :class:`AdapterSpec` once resolved."""
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one adapter table, as published in ``schema/adapter.schema.json``."""
+    schema = AdapterSpec.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "tackroom adapter table"
+    return schema

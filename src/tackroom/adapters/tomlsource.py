@@ -1,0 +1,197 @@
+"""Read a TOML file together with the line each key was written on.
+
+TOML parsers return values, not positions, but provenance (``adapters show``)
+and every load error must name a file *and line*. A small scanner walks the
+text once, tracking table headers, dotted keys, strings and brackets, and
+records the line of every key it sees; keys inside an inline table or array
+fall back to the line of their parent key.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 14):
+    import tomllib
+else:  # tomli >= 2.1 carries lineno on syntax errors, which 3.11's tomllib lacks
+    import tomli as tomllib
+
+from tackroom.errors import ConfigError, Problem
+
+KeyPath = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TomlSource:
+    """A parsed TOML document and the line of each key path in it."""
+
+    path: str
+    data: dict[str, Any]
+    lines: dict[KeyPath, int]
+
+    def line_of(self, key: KeyPath) -> int | None:
+        """The line of ``key``, or of its nearest ancestor that has one."""
+        for end in range(len(key), 0, -1):
+            line = self.lines.get(key[:end])
+            if line is not None:
+                return line
+        return None
+
+
+def load_toml(path: Path, shown: str | None = None) -> TomlSource:
+    """Parse ``path``; a syntax error becomes a :class:`ConfigError` naming file and line."""
+    name = shown or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([Problem(name, "", f"cannot read: {exc.strerror or exc}")]) from exc
+    return parse_toml(text, name)
+
+
+def parse_toml(text: str, name: str) -> TomlSource:
+    """Parse TOML ``text`` that came from the file called ``name``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        message = getattr(exc, "msg", str(exc))
+        raise ConfigError([Problem(name, "", f"TOML syntax error: {message}", line)]) from exc
+    return TomlSource(name, data, _Scanner(text).scan())
+
+
+class _Scanner:
+    """Records the line of each table header and key; values are skipped, not parsed."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.i = 0
+        self.line = 1
+        self.table: KeyPath = ()
+        self.lines: dict[KeyPath, int] = {}
+        self.array_counts: dict[KeyPath, int] = {}
+
+    def scan(self) -> dict[KeyPath, int]:
+        while self._skip_blank():
+            if self.text[self.i] == "[":
+                self._header()
+            else:
+                self._key_value()
+        return self.lines
+
+    def _skip_blank(self) -> bool:
+        text = self.text
+        while self.i < len(text):
+            char = text[self.i]
+            if char == "\n":
+                self.line += 1
+            elif char == "#":
+                self._skip_to_eol()
+                continue
+            elif not char.isspace():
+                return True
+            self.i += 1
+        return False
+
+    def _skip_to_eol(self) -> None:
+        end = self.text.find("\n", self.i)
+        self.i = len(self.text) if end < 0 else end
+
+    def _header(self) -> None:
+        array = self.text.startswith("[[", self.i)
+        start = self.i + (2 if array else 1)
+        end = self._find_unquoted("]", start)
+        key = _split_key(self.text[start:end])
+        if array:
+            index = self.array_counts.get(key, 0)
+            self.array_counts[key] = index + 1
+            self.lines.setdefault(key, self.line)
+            key = (*key, str(index))
+        self.table = key
+        self.lines.setdefault(key, self.line)
+        self.i = end + (2 if array else 1)
+        self._skip_to_eol()
+
+    def _key_value(self) -> None:
+        end = self._find_unquoted("=", self.i)
+        key = (*self.table, *_split_key(self.text[self.i : end]))
+        for depth in range(len(self.table) + 1, len(key) + 1):
+            self.lines.setdefault(key[:depth], self.line)
+        self.i = end + 1
+        self._skip_value()
+
+    def _find_unquoted(self, target: str, start: int) -> int:
+        i, quote = start, ""
+        while i < len(self.text):
+            char = self.text[i]
+            if quote:
+                if char == "\\" and quote == '"':
+                    i += 1
+                elif char == quote:
+                    quote = ""
+            elif char in "\"'":
+                quote = char
+            elif char == target or char == "\n":
+                return i
+            i += 1
+        return i
+
+    def _skip_value(self) -> None:
+        depth = 0
+        text = self.text
+        while self.i < len(text):
+            if text.startswith('"""', self.i) or text.startswith("'''", self.i):
+                self._skip_string(text[self.i : self.i + 3])
+                continue
+            char = text[self.i]
+            if char in "\"'":
+                self._skip_string(char)
+                continue
+            if char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth -= 1
+            elif char == "#":
+                self._skip_to_eol()
+                continue
+            elif char == "\n":
+                if depth <= 0:
+                    return
+                self.line += 1
+            self.i += 1
+
+    def _skip_string(self, quote: str) -> None:
+        text = self.text
+        self.i += len(quote)
+        while self.i < len(text):
+            if text[self.i] == "\\" and quote[0] == '"':
+                self.i += 2
+                continue
+            if text.startswith(quote, self.i):
+                self.i += len(quote)
+                return
+            if text[self.i] == "\n":
+                self.line += 1
+            self.i += 1
+
+
+def _split_key(raw: str) -> KeyPath:
+    parts: list[str] = []
+    current, quote = "", ""
+    for char in raw.strip():
+        if quote:
+            if char == quote:
+                quote = ""
+            else:
+                current += char
+        elif char in "\"'":
+            quote = char
+        elif char == ".":
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    return tuple(parts)

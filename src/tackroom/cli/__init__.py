@@ -1,0 +1,47 @@
+"""The ``tackroom`` command line: parse, call the library, print. Nothing more.
+
+Errors are shown once, here at the edge: a :class:`~tackroom.errors.TackroomError`
+prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
+130; a traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
+
+from tackroom.cli import adapters
+
+app = typer.Typer(
+    name="tackroom",
+    help="Drive every coding-agent CLI through one interface, and prove what it configured was used.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(adapters.app, name="adapters")
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
+) -> None:
+    """Drive every coding-agent CLI through one interface, and prove what it configured was used."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    from tackroom.errors import TackroomError
+
+    debug = "--debug" in sys.argv[1:]
+    try:
+        app(prog_name="tackroom")
+    except TackroomError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"tackroom: error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,197 @@
+"""``tackroom adapters``: list, show, diff, render and metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from tackroom.cli._output import console, print_json
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter, AdapterSet
+
+app = typer.Typer(help="Explain and render adapters without running them.", no_args_is_help=True)
+
+JSON_OPT = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+def _load() -> AdapterSet:
+    from tackroom.adapters.resolve import load_adapters
+
+    return load_adapters(project=Path.cwd())
+
+
+@app.command("list")
+def list_(as_json: bool = JSON_OPT) -> None:
+    """Every adapter: name, family, extends, source, executable, verified_with, hash."""
+    from tackroom.adapters.catalog import catalog
+
+    rows = catalog(project=Path.cwd())
+    if as_json:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table("name", "family", "extends", "source", "executable", "verified with", "hash")
+    for row in rows:
+        table.add_row(
+            row["name"],
+            row["family"],
+            row["extends"] or "",
+            row["source"],
+            row["executable"],
+            row["verified_with"] or "[dim]unverified[/]",
+            row["hash"][:12],
+        )
+    console().print(table)
+
+
+@app.command()
+def show(name: str = typer.Argument(..., help="Adapter name."), as_json: bool = JSON_OPT) -> None:
+    """The effective table, each field with where it came from."""
+    adapter = _load()[name]
+    if as_json:
+        print_json(_show_json(adapter))
+        return
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]{adapter.name}[/]  family {adapter.family}  source {adapter.source}  hash {adapter.hash}")
+    table = Table("field", "value", "from")
+    provenance = adapter.provenance
+    for key, value in _leaves(adapter.effective):
+        table.add_row(key, json.dumps(value, ensure_ascii=False), provenance.get(key, "default"))
+    out.print(table)
+
+
+@app.command()
+def diff(name: str = typer.Argument(..., help="Adapter name.")) -> None:
+    """The effective table against the built-in it resolves to."""
+    adapters = _load()
+    adapter = adapters[name]
+    base = adapters.builtin(adapter.harness)
+    changes = _diff(dict(_leaves(base.effective)), dict(_leaves(adapter.effective)))
+    out = console()
+    out.print(f"[bold]{name}[/] against built-in [bold]{base.name}[/]")
+    if not changes:
+        out.print("no differences")
+    provenance = adapter.provenance
+    for sign, key, old, new in changes:
+        where = provenance.get(key, "")
+        if sign == "~":
+            out.print(f"[yellow]~ {key}[/]: {json.dumps(old)} -> {json.dumps(new)}  [dim]{where}[/]")
+        elif sign == "+":
+            out.print(f"[green]+ {key}[/]: {json.dumps(new)}  [dim]{where}[/]")
+        else:
+            out.print(f"[red]- {key}[/]: {json.dumps(old)}")
+
+
+@app.command()
+def render(
+    name: str = typer.Argument(..., help="Adapter name."),
+    prompt: str = typer.Option("<prompt>", "--prompt", "-p", help="The prompt to render."),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
+    workdir: Path = typer.Option(Path("."), "--workdir", help="Working directory of the run."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this model endpoint."),
+    home: str = typer.Option("isolated", "--home", help="'isolated' (the run's own home) or 'real'."),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The argv, environment and adapter hash a run would use, without spawning anything."""
+    from tackroom.plan import Endpoint, parse_option_args
+
+    if home not in ("isolated", "real"):
+        raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
+    adapter = _load()[name]
+    plan = adapter.plan(
+        prompt,
+        options=parse_option_args(option),
+        workdir=workdir,
+        home=Path("<run>/home") if home == "isolated" else None,
+        endpoint=Endpoint(base_url) if base_url else None,
+    )
+    data = plan.to_json()
+    if as_json:
+        print_json(data)
+        return
+    import shlex
+
+    out = console()
+    out.print(f"[bold]{plan.adapter}[/] ({plan.family})  hash {plan.adapter_hash}")
+    out.print("[bold]argv[/]")
+    out.print("  " + shlex.join(plan.argv), markup=False)
+    out.print("[bold]env[/]")
+    for key, value in sorted(data["env"].items()):
+        out.print(f"  {key}={value}  [dim]{data['env_sources'][key]}[/]")
+    for staged in data["files"]:
+        out.print(f"[bold]file[/] {staged['path']} ({staged['format']})")
+
+
+@app.command()
+def metrics() -> None:
+    """Prometheus text: tackroom_adapter_info{adapter,family,hash,client_version} 1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    adapters = _load()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        versions = dict(zip(adapters, pool.map(_client_version, adapters.values()), strict=True))
+    print("# HELP tackroom_adapter_info The effective adapter: its hash and the detected client version.")
+    print("# TYPE tackroom_adapter_info gauge")
+    for name, adapter in adapters.items():
+        labels = {
+            "adapter": name,
+            "family": adapter.family,
+            "hash": adapter.hash,
+            "client_version": versions[name],
+        }
+        text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+        print(f"tackroom_adapter_info{{{text}}} 1")
+
+
+def _client_version(adapter: Adapter) -> str:
+    from tackroom.harnesses import locate, probe_version
+
+    located = locate(adapter)
+    version = probe_version(adapter, located) if located else None
+    return version or "unknown"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _show_json(adapter: Adapter) -> dict[str, Any]:
+    return {
+        "name": adapter.name,
+        "family": adapter.family,
+        "harness": adapter.harness,
+        "extends": adapter.extends,
+        "source": adapter.source,
+        "hash": adapter.hash,
+        "effective": adapter.effective,
+        "provenance": {key: adapter.provenance.get(key, "default") for key, _ in _leaves(adapter.effective)},
+    }
+
+
+def _leaves(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Flatten nested tables to dotted keys; arrays and scalars are leaves."""
+    if isinstance(data, dict) and data:
+        out: list[tuple[str, Any]] = []
+        for key, value in data.items():
+            out += _leaves(value, f"{prefix}.{key}" if prefix else key)
+        return out
+    return [(prefix, data)]
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
+    changes = []
+    for key in sorted({*old, *new}):
+        if key not in new:
+            changes.append(("-", key, old[key], None))
+        elif key not in old:
+            changes.append(("+", key, None, new[key]))
+        elif old[key] != new[key]:
+            changes.append(("~", key, old[key], new[key]))
+    return changes

@@ -1,0 +1,117 @@
+"""The one exception tree of tackroom.
+
+Every error the library raises on purpose is a :class:`TackroomError`; the CLI
+catches that class once, prints the message to stderr and exits 1. Anything
+else is a bug and gets a traceback.
+
+::
+
+    TackroomError
+     ├── ConfigError            adapter / project / profile files: every problem, in one pass
+     ├── OptionError            an option the selected adapter cannot render
+     │    └── UnsupportedOptionError
+     ├── TemplateError          a template that cannot be expanded with what was given
+     ├── UnknownAdapterError    a name no built-in or operator table defines
+     ├── FamilyError            a family that is not registered, or registered badly
+     ├── InstallError           a harness that could not be installed
+     ├── HarnessNotFoundError   the executable is not installed and not on PATH
+     ├── MockScriptError        a mock model script that does not parse
+     └── RunError               a run that could not be started or followed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+class TackroomError(Exception):
+    """Base class of every error tackroom raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a configuration file: where, which key, and what."""
+
+    file: str
+    key: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class ConfigError(TackroomError):
+    """One or more problems found while loading configuration.
+
+    All problems found in one load are reported together, sorted by file and
+    line, so one fix-and-retry cycle can fix them all.
+    """
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(
+            sorted(problems, key=lambda p: (p.file, p.line or 0, p.key, p.message))
+        )
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if len(self.problems) == 1:
+            return str(self.problems[0])
+        lines = [f"{len(self.problems)} configuration problems:"]
+        lines.extend(f"  {p}" for p in self.problems)
+        return "\n".join(lines)
+
+
+class OptionError(TackroomError):
+    """An option value that cannot be used with the selected adapter."""
+
+
+class UnsupportedOptionError(OptionError):
+    """The adapter has no rendering for an option: fail closed, never drop it."""
+
+    def __init__(self, *, harness: str, adapter: str, option: str, supported: Sequence[str]) -> None:
+        self.harness = harness
+        self.adapter = adapter
+        self.option = option
+        self.supported = tuple(supported)
+        listed = ", ".join(self.supported) or "none"
+        super().__init__(
+            f"harness {harness!r} (adapter {adapter!r}) has no rendering for option "
+            f"{option!r}; drop the option or select an adapter that supports it "
+            f"(supported here: {listed})"
+        )
+
+
+class TemplateError(TackroomError):
+    """A template could not be expanded with the values given."""
+
+
+class UnknownAdapterError(TackroomError):
+    """No built-in or operator table defines this adapter name."""
+
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        self.name = name
+        self.known = tuple(known)
+        super().__init__(f"unknown adapter {name!r}; known adapters: {', '.join(self.known)}")
+
+
+class FamilyError(TackroomError):
+    """A family is missing from the registry or does not satisfy the interface."""
+
+
+class InstallError(TackroomError):
+    """A harness could not be installed."""
+
+
+class HarnessNotFoundError(TackroomError):
+    """The harness executable is neither installed by tackroom nor on PATH."""
+
+
+class MockScriptError(TackroomError):
+    """A mock model script is malformed."""
+
+
+class RunError(TackroomError):
+    """A run could not be started or followed."""

@@ -1,0 +1,107 @@
+"""Where a harness executable is, and which version it is.
+
+The runner looks in tackroom's managed installs first
+(``$XDG_DATA_HOME/tackroom/harnesses/<harness>/<version>/``), then on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter
+
+MARKER = ".tackroom-install.json"
+_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.-]+)?)")
+
+
+@dataclass(frozen=True)
+class Located:
+    """An executable tackroom found for an adapter."""
+
+    path: Path
+    origin: str
+    """``managed`` (installed by tackroom), ``path`` (found on PATH) or ``configured`` (a path in the adapter)."""
+    version: str | None
+    """The version, when known without running it (managed installs record theirs)."""
+    bin_dir: Path | None = None
+    """A directory to put first on the child's PATH (a managed install's runtime, e.g. node or bun)."""
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/tackroom`` (default ``~/.local/share/tackroom``)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
+    return Path(base) / "tackroom"
+
+
+def harness_root(harness: str, env: Mapping[str, str] | None = None) -> Path:
+    """The managed-install directory of one harness (one subdirectory per version)."""
+    return data_dir(env) / "harnesses" / harness
+
+
+def managed_installs(harness: str, env: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """Installed version -> prefix, for the completed installs of ``harness``."""
+    root = harness_root(harness, env)
+    if not root.is_dir():
+        return {}
+    return {p.name: p for p in root.iterdir() if (p / MARKER).is_file()}
+
+
+def read_marker(prefix: Path) -> dict[str, str]:
+    """The record a completed install left in its prefix."""
+    data = json.loads((prefix / MARKER).read_text(encoding="utf-8"))
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A sort key that orders dotted versions numerically (non-numbers sort first)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
+
+
+def locate(adapter: Adapter, env: Mapping[str, str] | None = None) -> Located | None:
+    """Find the executable of ``adapter``: a configured path, a managed install, then PATH."""
+    env = os.environ if env is None else env
+    executable = adapter.spec.executable
+    if "/" in executable:
+        path = Path(executable).expanduser()
+        return Located(path, "configured", None) if path.exists() else None
+    installs = managed_installs(adapter.harness, env)
+    preferred = adapter.spec.verified_with
+    for version in sorted(installs, key=lambda v: (v == preferred, version_key(v)), reverse=True):
+        marker = read_marker(installs[version])
+        path = Path(marker["executable"])
+        if path.exists():
+            bin_dir = Path(marker["bin_dir"]) if marker.get("bin_dir") else path.parent
+            return Located(path, "managed", version, bin_dir)
+    found = shutil.which(executable, path=env.get("PATH"))
+    return Located(Path(found), "path", None) if found else None
+
+
+def probe_version(adapter: Adapter, located: Located, timeout_s: float = 15.0) -> str | None:
+    """Run ``version_argv`` and read a version from stdout or stderr (pi prints it on stderr)."""
+    if located.version is not None:
+        return located.version
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    try:
+        done = subprocess.run(
+            [str(located.path), *adapter.spec.version_argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = _VERSION.search(done.stdout) or _VERSION.search(done.stderr)
+    return match.group(1).rstrip(".") if match else None

@@ -1,0 +1,419 @@
+"""adapter + options + prompt + environment -> Plan: everything a run would do, computed without running.
+
+``tackroom adapters render`` prints a plan and ``tackroom run`` executes one: the
+same code path, so what render shows is what runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tackroom.adapters import templates
+from tackroom.adapters.checks import option_argv
+from tackroom.adapters.schema import OPTION_KINDS, OptionSpec
+from tackroom.errors import OptionError, TemplateError, UnsupportedOptionError
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.schema import EndpointFile
+
+#: Variables every harness gets from the caller: what a process needs to run,
+#: find certificates and reach a proxy. Nothing else of the host passes
+#: unless the adapter's ``env.pass`` names it.
+ALLOWLIST = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+)
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|COOKIE|AUTH", re.IGNORECASE)
+SECRET_SHOWN = "<secret>"
+DEFAULT_API_KEY = "sk-tackroom-mock"
+
+EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A model base URL to point the harness at (the mock, a gateway, any endpoint)."""
+
+    base_url: str
+    """As given, with or without ``/v1``; the adapter decides which the harness gets."""
+    api_key: str = DEFAULT_API_KEY
+
+    def url_for(self, v1: bool) -> str:
+        url = self.base_url.rstrip("/")
+        has_v1 = url.endswith("/v1")
+        if v1 and not has_v1:
+            return url + "/v1"
+        if not v1 and has_v1:
+            return url[: -len("/v1")]
+        return url
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One variable of the harness's environment, where it came from, and whether it is secret."""
+
+    name: str
+    value: str
+    source: EnvSource
+    secret: bool
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A config file the run writes (merged into an existing file, never clobbering it)."""
+
+    path: Path
+    format: Literal["json", "yaml", "toml"]
+    content: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a run would do: argv, environment, files, and the adapter hash."""
+
+    adapter: str
+    harness: str
+    family: str
+    adapter_hash: str
+    argv: tuple[str, ...]
+    env: tuple[EnvVar, ...]
+    cwd: Path
+    home: Path | None
+    """The run's own home, or None when the harness uses the caller's real home."""
+    stdin: str | None = None
+    files: tuple[StagedFile, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def environ(self) -> dict[str, str]:
+        """The whole environment the process gets."""
+        return {var.name: var.value for var in self.env}
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as JSON data, with secret values shown as ``<secret>``."""
+        return {
+            "adapter": self.adapter,
+            "harness": self.harness,
+            "family": self.family,
+            "hash": self.adapter_hash,
+            "argv": list(self.argv),
+            "env": {v.name: SECRET_SHOWN if v.secret else v.value for v in self.env},
+            "env_sources": {v.name: v.source for v in self.env},
+            "stdin": SECRET_SHOWN if self.stdin is not None else None,
+            "files": [{"path": str(f.path), "format": f.format} for f in self.files],
+            "cwd": str(self.cwd),
+            "home": str(self.home) if self.home else None,
+        }
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable's name says its value is a secret."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def coerce_option(name: str, value: Any) -> Any:
+    """Check an option name against the closed set and coerce its value to the option's kind."""
+    kind = OPTION_KINDS.get(name)
+    if kind is None:
+        raise OptionError(f"unknown option {name!r}; options are: {', '.join(OPTION_KINDS)}")
+    try:
+        return _COERCE[kind](value)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"option {name!r} takes {_KIND_WORDS[kind]}, not {value!r}") from exc
+
+
+def parse_option_args(pairs: Iterable[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (the CLI's ``--option``) -> coerced option values; lists repeat or comma-split."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        name = name.strip()
+        if not sep:
+            raise OptionError(f"--option expects KEY=VALUE, got {pair!r}")
+        value = coerce_option(name, raw)
+        if OPTION_KINDS[name] == "list" and name in options:
+            value = [*options[name], *value]
+        options[name] = value
+    return options
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(value)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(value)
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(value)
+    return value
+
+
+def _list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        items = [item.strip() for item in value.split(",")]
+    elif isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        items = [item.strip() for item in value]
+    else:
+        raise TypeError(value)
+    if not items or not all(items):
+        raise ValueError(value)
+    return items
+
+
+_COERCE = {"flag": _flag, "int": _int, "str": _str, "list": _list}
+_KIND_WORDS = {
+    "flag": "true or false",
+    "int": "a whole number of at least 1",
+    "str": "a non-empty string",
+    "list": "a list of non-empty strings (comma-separated on the command line)",
+}
+
+
+def build_plan(
+    adapter: Adapter,
+    *,
+    prompt: str,
+    options: Mapping[str, Any] | None = None,
+    workdir: Path,
+    home: Path | None,
+    endpoint: Endpoint | None = None,
+    environ: Mapping[str, str],
+    scrub: Sequence[str] = (),
+) -> Plan:
+    """Compute the plan for one run of ``adapter`` (nothing is spawned or written).
+
+    ``home`` is the run's isolated home (None: the caller's real home);
+    ``scrub`` adds variables to remove besides the adapter's own ``env.scrub``.
+    """
+    values = {name: coerce_option(name, value) for name, value in (options or {}).items()}
+    spec = adapter.spec
+    model = _endpoint_model(adapter, values, endpoint)
+    if spec.model_endpoint is not None and model is not None and spec.options.model is not None:
+        values["model"] = templates.substitute(spec.model_endpoint.model_format, {"model": model})
+    argv, option_env = _argv(adapter, values, prompt, endpoint, model)
+    real_home = environ.get("HOME", str(Path.home()))
+    home_text = str(home) if home is not None else real_home
+    builder = _EnvBuilder(adapter, environ, home_text, str(workdir))
+    builder.base(home)
+    builder.adapter_set()
+    if endpoint is not None:
+        builder.endpoint(endpoint, model)
+    for name, value in option_env.items():
+        builder.add(name, value, "option")
+    builder.scrub((*spec.env.scrub, *scrub))
+    files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
+    return Plan(
+        adapter=adapter.name,
+        harness=adapter.harness,
+        family=adapter.family,
+        adapter_hash=adapter.hash,
+        argv=tuple(argv),
+        env=tuple(builder.vars.values()),
+        cwd=workdir,
+        home=home,
+        stdin=prompt if spec.prompt_stdin else None,
+        files=files,
+        options=values,
+    )
+
+
+def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpoint | None) -> str | None:
+    if endpoint is None:
+        return None
+    wiring = adapter.spec.model_endpoint
+    if wiring is None:
+        raise OptionError(
+            f"harness {adapter.harness!r} (adapter {adapter.name!r}) cannot be pointed at a model "
+            "endpoint: its adapter has no [model_endpoint] table"
+        )
+    model = values.get("model")
+    return model if isinstance(model, str) else wiring.model
+
+
+def _argv(
+    adapter: Adapter, values: Mapping[str, Any], prompt: str, endpoint: Endpoint | None, model: str | None
+) -> tuple[list[str], dict[str, str]]:
+    spec = adapter.spec
+    supported = [name for name, template in spec.options if template is not None]
+    for name in values:
+        if getattr(spec.options, name) is None:
+            raise UnsupportedOptionError(
+                harness=adapter.harness, adapter=adapter.name, option=name, supported=supported
+            )
+    argv = [spec.executable]
+    env: dict[str, str] = {}
+    for element in spec.one_shot:
+        slot = templates.OPT_ELEMENT.match(element)
+        if slot:
+            name = slot.group(1)
+            if name in values:
+                argv += _render_option(getattr(spec.options, name), name, values[name], env)
+        elif element == "{{endpoint}}":
+            if endpoint is not None and spec.model_endpoint is not None:
+                argv += [_endpoint_text(e, adapter, endpoint, model) for e in spec.model_endpoint.argv]
+        else:
+            argv.append(templates.substitute(element, {"prompt": prompt}))
+    return argv, env
+
+
+def _render_option(template: Any, name: str, value: Any, env: dict[str, str]) -> list[str]:
+    kind = OPTION_KINDS[name]
+    if kind == "flag" and not value:
+        return []
+    if isinstance(template, OptionSpec):
+        env.update(template.env)
+    argv = option_argv(template)
+    if kind == "flag":
+        return list(argv)
+    items = value if kind == "list" else [str(value)]
+    return [templates.substitute(element, {"value": item}) for item in items for element in argv]
+
+
+def _endpoint_values(adapter: Adapter, endpoint: Endpoint, model: str | None) -> dict[str, str]:
+    wiring = adapter.spec.model_endpoint
+    assert wiring is not None
+    values = {"base_url": endpoint.url_for(wiring.base_url_v1), "api_key": endpoint.api_key}
+    if model is not None:
+        values["model"] = model
+    return values
+
+
+def _endpoint_text(text: str, adapter: Adapter, endpoint: Endpoint, model: str | None) -> str:
+    try:
+        return templates.substitute(text, _endpoint_values(adapter, endpoint, model))
+    except TemplateError as exc:
+        raise TemplateError(
+            f"adapter {adapter.name!r} needs a model to point at an endpoint: set the model option ({exc})"
+        ) from exc
+
+
+class _EnvBuilder:
+    def __init__(self, adapter: Adapter, environ: Mapping[str, str], home: str, workdir: str) -> None:
+        self.adapter = adapter
+        self.environ = environ
+        self.home = home
+        self.workdir = workdir
+        self.vars: dict[str, EnvVar] = {}
+        self.secret_values: set[str] = set()
+        self.extra_secret = set(adapter.spec.env.secret)
+
+    def add(self, name: str, value: str, source: EnvSource, secret: bool = False) -> None:
+        secret = secret or is_secret_name(name) or name in self.extra_secret
+        secret = secret or any(s and s in value for s in self.secret_values)
+        self.vars[name] = EnvVar(name, value, source, secret)
+
+    def base(self, home: Path | None) -> None:
+        for name in ALLOWLIST:
+            if name in self.environ:
+                self.add(name, self.environ[name], "allowlist")
+        for name in self.adapter.spec.env.pass_:
+            if name in self.environ:
+                self.add(name, self.environ[name], "pass", secret=True)
+        if home is not None:
+            self._isolate(home)
+
+    def _isolate(self, home: Path) -> None:
+        self.add("HOME", str(home), "home")
+        self.add("TMPDIR", str(home.parent / "tmp"), "home")
+        for name, sub in (
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_STATE_HOME", ".local/state"),
+            ("XDG_CACHE_HOME", ".cache"),
+        ):
+            self.add(name, str(home / sub), "home")
+        for name, default in self.adapter.spec.home.items():
+            path = templates.expand_path(default, env={}, home=str(home), workdir=self.workdir)
+            self.add(name, str(path), "home")
+
+    def adapter_set(self) -> None:
+        for name, value in self.adapter.spec.env.set.items():
+            self.add(name, templates.substitute(value, {"home": self.home, "workdir": self.workdir}), "set")
+
+    def endpoint(self, endpoint: Endpoint, model: str | None) -> None:
+        wiring = self.adapter.spec.model_endpoint
+        assert wiring is not None
+        self.secret_values.add(endpoint.api_key)
+        for name, value in wiring.env.items():
+            text = _endpoint_text(value, self.adapter, endpoint, model)
+            self.add(name, text, "endpoint", secret="{{api_key}}" in value)
+
+    def scrub(self, names: Iterable[str]) -> None:
+        for name in names:
+            if self.vars.get(name) is not None and self.vars[name].source in ("allowlist", "pass"):
+                del self.vars[name]
+
+    def values(self) -> dict[str, str]:
+        return {name: var.value for name, var in self.vars.items()}
+
+
+def _files(
+    adapter: Adapter,
+    endpoint: Endpoint | None,
+    model: str | None,
+    env: Mapping[str, str],
+    home: str,
+    workdir: str,
+) -> tuple[StagedFile, ...]:
+    wiring = adapter.spec.model_endpoint
+    if endpoint is None or wiring is None:
+        return ()
+    values = _endpoint_values(adapter, endpoint, model)
+    return tuple(_staged(staged, values, env, home, workdir) for staged in wiring.files)
+
+
+def _staged(
+    staged: EndpointFile, values: Mapping[str, str], env: Mapping[str, str], home: str, workdir: str
+) -> StagedFile:
+    path = templates.expand_path(staged.path, env=env, home=home, workdir=workdir)
+    return StagedFile(path, staged.format, _fill(staged.content, values))
+
+
+def _fill(node: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(node, str):
+        return templates.substitute(node, values)
+    if isinstance(node, dict):
+        return {key: _fill(value, values) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_fill(item, values) for item in node]
+    return node
