@@ -24,7 +24,19 @@ _EXPORTS = {
     "UnknownAdapterError": "tackroom.errors",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "Adapter",
+    "AdapterSet",
+    "ConfigError",
+    "Endpoint",
+    "OptionError",
+    "Plan",
+    "TackroomError",
+    "UnknownAdapterError",
+    "UnsupportedOptionError",
+    "__version__",
+    "load_adapters",
+]
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet, load_adapters

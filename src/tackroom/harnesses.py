@@ -29,7 +29,7 @@ class Located:
 
     path: Path
     origin: str
-    """``managed`` (installed by tackroom), ``path`` (found on PATH) or ``configured`` (a path in the adapter)."""
+    """``managed`` (installed by tackroom), ``path`` (on PATH) or ``configured`` (a path in the adapter)."""
     version: str | None
     """The version, when known without running it (managed installs record theirs)."""
     bin_dir: Path | None = None

@@ -149,7 +149,7 @@ def coerce_option(name: str, value: Any) -> Any:
 
 
 def parse_option_args(pairs: Iterable[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings (the CLI's ``--option``) -> coerced option values; lists repeat or comma-split."""
+    """``KEY=VALUE`` strings (``--option``) -> coerced values; list options repeat or comma-split."""
     options: dict[str, Any] = {}
     for pair in pairs:
         name, sep, raw = pair.partition("=")

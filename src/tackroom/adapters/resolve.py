@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
 
 if TYPE_CHECKING:
-    from tackroom.adapters.tomlsource import KeyPath, TomlSource
     from tackroom.adapters.schema import AdapterSpec
+    from tackroom.adapters.tomlsource import KeyPath, TomlSource
     from tackroom.plan import Endpoint, Plan
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
@@ -76,7 +76,6 @@ class Adapter:
         data = {k: v for k, v in self.effective.items() if k != "extends"}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
-
 
     def plan(
         self,
@@ -252,7 +251,9 @@ class _Resolver:
         if source is None:
             return
         self.files.append(source.path)
-        for name in (source.data.get("adapter") or {}) if isinstance(source.data.get("adapter"), dict) else []:
+        for name in (
+            (source.data.get("adapter") or {}) if isinstance(source.data.get("adapter"), dict) else []
+        ):
             line = source.line_of(("adapter", name))
             self.problems.append(
                 Problem(
@@ -285,7 +286,12 @@ class _Resolver:
         for key in source.data:
             if key != "adapter":
                 self.problems.append(
-                    Problem(shown, key, "unknown key; adapter files hold [adapter.<name>] tables", source.line_of((key,)))
+                    Problem(
+                        shown,
+                        key,
+                        "unknown key; adapter files hold [adapter.<name>] tables",
+                        source.line_of((key,)),
+                    )
                 )
         tables = source.data.get("adapter", {})
         if not isinstance(tables, dict):
@@ -390,7 +396,9 @@ class _Resolver:
             return None
         findings = check_adapter(spec)
         if spec.family not in family_names():
-            findings.append((("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})"))
+            findings.append(
+                (("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})")
+            )
         for key, message in findings:
             self._report(name, item, key, message)
         if findings:

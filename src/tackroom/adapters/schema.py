@@ -300,16 +300,36 @@ class AdapterSpec(Strict):
     """Markers that tell a repository is set up for this harness."""
 
 
-class AdapterFile(Strict):
-    """An adapter file: built-in, ``tackroom.toml`` or ``adapters.d/*.toml``."""
-
-    adapter: dict[Name, dict[str, Any]] = {}
-    """``[adapter.<name>]`` tables; each is validated as an :class:`AdapterSpec` once resolved."""
-
-
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of one adapter table, as published in ``schema/adapter.schema.json``."""
-    schema = AdapterSpec.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "tackroom adapter table"
-    return schema
+    """The JSON Schema of an adapter file, as published in ``schema/adapter.schema.json``.
+
+    An operator table may be partial (it overrides or extends another), so the
+    published table schema requires nothing; required keys are checked on the
+    effective table at load.
+    """
+    table = AdapterSpec.model_json_schema(by_alias=True)
+    defs = table.pop("$defs", {})
+    table.pop("required", None)
+    defs["AdapterSpec"] = table
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tackroom adapter file",
+        "description": "Built-in adapters, tackroom.toml and adapters.d/*.toml: [adapter.<name>] tables.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "adapter": {
+                "type": "object",
+                "propertyNames": {"pattern": r"^[a-z0-9][a-z0-9._-]*$"},
+                "additionalProperties": {"$ref": "#/$defs/AdapterSpec"},
+            }
+        },
+        "$defs": defs,
+    }
+
+
+if __name__ == "__main__":  # python -m tackroom.adapters.schema > schema/adapter.schema.json
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")

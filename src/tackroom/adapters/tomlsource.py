@@ -110,7 +110,8 @@ class _Scanner:
             self.lines.setdefault(key, self.line)
             key = (*key, str(index))
         self.table = key
-        self.lines.setdefault(key, self.line)
+        for depth in range(1, len(key) + 1):
+            self.lines.setdefault(key[:depth], self.line)
         self.i = end + (2 if array else 1)
         self._skip_to_eol()
 

@@ -59,7 +59,9 @@ def show(name: str = typer.Argument(..., help="Adapter name."), as_json: bool = 
     from rich.table import Table
 
     out = console()
-    out.print(f"[bold]{adapter.name}[/]  family {adapter.family}  source {adapter.source}  hash {adapter.hash}")
+    out.print(
+        f"[bold]{adapter.name}[/]  family {adapter.family}  source {adapter.source}  hash {adapter.hash}"
+    )
     table = Table("field", "value", "from")
     provenance = adapter.provenance
     for key, value in _leaves(adapter.effective):
@@ -94,7 +96,7 @@ def render(
     name: str = typer.Argument(..., help="Adapter name."),
     prompt: str = typer.Option("<prompt>", "--prompt", "-p", help="The prompt to render."),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
-    workdir: Path = typer.Option(Path("."), "--workdir", help="Working directory of the run."),
+    workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the run."),
     base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this model endpoint."),
     home: str = typer.Option("isolated", "--home", help="'isolated' (the run's own home) or 'real'."),
     as_json: bool = JSON_OPT,

@@ -1,0 +1,69 @@
+"""Shared fixtures. Every test runs with its own HOME, XDG dirs and tackroom config dir."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="Rewrite golden files from the current code (review the diff).",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Point HOME, XDG dirs and TACKROOM_CONFIG_DIR into a temp dir: tests never touch the real home."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ):
+        monkeypatch.setenv(name, str(home / sub))
+    monkeypatch.setenv("TACKROOM_CONFIG_DIR", str(home / "tackroom-config"))
+    monkeypatch.delenv("TACKROOM_NO_CACHE", raising=False)
+    yield home
+
+
+@pytest.fixture
+def config_dir(isolated_home: Path) -> Path:
+    """The operator config dir of this test (created)."""
+    path = Path(os.environ["TACKROOM_CONFIG_DIR"])
+    (path / "adapters.d").mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``tackroom`` CLI as a process (exit codes and stderr as a user sees them)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tackroom", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
