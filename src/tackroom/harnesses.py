@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tackroom._files import cache_dir, read_json, write_json
+
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
 
@@ -87,9 +89,33 @@ def locate(adapter: Adapter, env: Mapping[str, str] | None = None) -> Located | 
 
 
 def probe_version(adapter: Adapter, located: Located, timeout_s: float = 15.0) -> str | None:
-    """Run ``version_argv`` and read a version from stdout or stderr (pi prints it on stderr)."""
+    """The executable's version: recorded, cached for this exact file, or read by running ``version_argv``.
+
+    The cache (``$XDG_CACHE_HOME/tackroom/versions.json``) is keyed on the
+    executable's path, size and modification time, so a harness is asked once
+    per binary rather than once per run.
+    """
     if located.version is not None:
         return located.version
+    try:
+        stat = located.path.resolve().stat()
+    except OSError:
+        return None
+    key = (
+        f"{located.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{' '.join(adapter.spec.version_argv)}"
+    )
+    cache_file = cache_dir() / "versions.json"
+    cache = read_json(cache_file)
+    if isinstance(cache.get(key), str):
+        return str(cache[key])
+    version = _run_version(adapter, located, timeout_s)
+    if version is not None:
+        cache[key] = version
+        write_json(cache_file, cache)
+    return version
+
+
+def _run_version(adapter: Adapter, located: Located, timeout_s: float) -> str | None:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     try:
         done = subprocess.run(

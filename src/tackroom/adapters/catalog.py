@@ -12,11 +12,11 @@ errors are reported on every run. ``TACKROOM_NO_CACHE=1`` skips the cache.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from tackroom._files import cache_dir, read_json, write_json
 from tackroom.adapters.resolve import BUILTIN_DIR, config_dir, find_project_file, operator_files
 
 CACHE_VERSION = "1"
@@ -29,13 +29,13 @@ def catalog(*, project: Path | None = None, config: Path | None = None) -> list[
     if os.environ.get("TACKROOM_NO_CACHE"):
         return _rows(directory, project)
     key = _key(inputs)
-    path = _cache_dir() / f"catalog-{hashlib.sha256(str(directory).encode()).hexdigest()[:16]}.json"
-    cached = _read(path)
-    if cached is not None and cached.get("key") == key:
+    path = cache_dir() / f"catalog-{hashlib.sha256(str(directory).encode()).hexdigest()[:16]}.json"
+    cached = read_json(path)
+    if cached.get("key") == key:
         rows: list[dict[str, Any]] = cached["rows"]
         return rows
     rows = _rows(directory, project)
-    _write(path, {"key": key, "rows": rows})
+    write_json(path, {"key": key, "rows": rows})
     return rows
 
 
@@ -73,27 +73,3 @@ def _key(files: list[Path]) -> str:
         stat = path.stat()
         parts.append(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tackroom"
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically; a cache that cannot be written is skipped, never an error."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        return

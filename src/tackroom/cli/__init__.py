@@ -13,6 +13,8 @@ import traceback
 import typer
 
 from tackroom.cli import adapters
+from tackroom.cli.install import install_command
+from tackroom.cli.run import run_command
 
 app = typer.Typer(
     name="tackroom",
@@ -22,6 +24,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(adapters.app, name="adapters")
+app.command("install")(install_command)
+app.command("run")(run_command)
 
 
 @app.callback()

@@ -1,19 +1,68 @@
-"""The interface every family implements."""
+"""The interface every family implements.
+
+A family turns its harness's structured output into normalized events. The
+parser is stateful (one per run) because several harnesses spread one fact
+over many lines (a tool call started here and finished there).
+"""
 
 from __future__ import annotations
+
+import json
+from typing import Any
+
+from tackroom.trace.events import ErrorEvent, Event
+
+
+class StreamParser:
+    """Parses one run's stdout, line by line, into events."""
+
+    def feed(self, line: str) -> list[Event]:
+        """Events for one stdout line (a line that is not the harness's structure yields none)."""
+        return []
+
+    def close(self, exit_code: int | None) -> list[Event]:
+        """Events once the process ended (e.g. a Finished event from accumulated text)."""
+        return []
 
 
 class Family:
     """The code that knows one kind of harness.
 
-    Subclasses set :attr:`name` and override the hooks they need; an adapter's
-    data supplies everything else.
+    Subclasses set :attr:`name` and :attr:`stream` and override
+    :meth:`parser`; an adapter's data supplies everything else.
     """
 
     name: str = ""
     """The family name adapters select with ``family = ...``."""
-    reader: str = ""
-    """What this family reads: the structured output the runner parses."""
+    stream: str = ""
+    """The structured output this family parses (e.g. ``claude stream-json``)."""
+    verified: bool = False
+    """Whether the parser was proven on streams recorded from the real harness."""
+
+    def parser(self) -> StreamParser:
+        """A fresh parser for one run."""
+        return StreamParser()
+
+    def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
+        """A model failure visible only on stderr, if this harness reports one there."""
+        return None
 
     def __repr__(self) -> str:
         return f"<family {self.name}>"
+
+
+def json_line(line: str) -> dict[str, Any] | None:
+    """The JSON object on ``line``, or None for anything else (banners, blank lines)."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def int_or_none(value: Any) -> int | None:
+    """A reported integer, or None: booleans, floats and strings are not token counts."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

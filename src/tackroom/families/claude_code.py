@@ -1,12 +1,122 @@
-"""The claude-code family."""
+"""The claude-code family: Claude Code's ``--output-format stream-json`` (with ``--verbose``).
+
+Line types (verified on 2.1.197): ``system/init`` (session id, model, tools),
+``assistant`` (one API message: text and tool_use blocks, per-call usage),
+``user`` (tool_result blocks), ``result`` (final text, total usage,
+``is_error``). A model error exits 1 with ``is_error: true`` while ``subtype``
+still says ``success``, so ``is_error`` is what decides.
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+from typing import Any
+
+from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.trace.events import (
+    AssistantText,
+    ErrorEvent,
+    Event,
+    Finished,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
 
 
-class _Claude_code(Family):
+def anthropic_usage(data: Any) -> Usage:
+    """Usage in the Anthropic Messages shape (no separate reasoning figure)."""
+    if not isinstance(data, dict):
+        return Usage()
+    return Usage(
+        input=int_or_none(data.get("input_tokens")),
+        output=int_or_none(data.get("output_tokens")),
+        cache_read=int_or_none(data.get("cache_read_input_tokens")),
+        cache_write=int_or_none(data.get("cache_creation_input_tokens")),
+    )
+
+
+def tool_result_text(content: Any) -> str | None:
+    """A tool_result's content as text: a string, or the text of its parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return None
+
+
+class ClaudeStreamParser(StreamParser):
+    """Parses Claude-style stream-json (also spoken, with small differences, by Qwen Code)."""
+
+    def feed(self, line: str) -> list[Event]:
+        data = json_line(line)
+        if data is None:
+            return []
+        kind = data.get("type")
+        if kind == "system" and data.get("subtype") == "init":
+            return [SessionStarted(line, session_id=data.get("session_id"), model=data.get("model"))]
+        if kind == "assistant":
+            return self._assistant(line, data.get("message") or {})
+        if kind == "user":
+            return self._user(line, data.get("message") or {})
+        if kind == "result":
+            return self._result(line, data)
+        return []
+
+    def _assistant(self, line: str, message: dict[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and block.get("text"):
+                events.append(AssistantText(line, text=block["text"]))
+            elif block.get("type") == "tool_use":
+                events.append(
+                    ToolCall(
+                        line, name=block.get("name", ""), call_id=block.get("id"), input=block.get("input")
+                    )
+                )
+        usage = anthropic_usage(message.get("usage"))
+        if usage.reported:
+            events.append(UsageReport(line, usage=usage, scope="turn"))
+        return events
+
+    def _user(self, line: str, message: dict[str, Any]) -> list[Event]:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []
+        return [
+            ToolResult(
+                line,
+                call_id=block.get("tool_use_id"),
+                output=tool_result_text(block.get("content")),
+                is_error=bool(block.get("is_error")),
+            )
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+
+    def _result(self, line: str, data: dict[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        usage = anthropic_usage(data.get("usage"))
+        if usage.reported:
+            events.append(UsageReport(line, usage=usage, scope="total"))
+        text = data.get("result") if isinstance(data.get("result"), str) else None
+        failed = bool(data.get("is_error")) or data.get("subtype") not in (None, "success")
+        if failed:
+            events.append(ErrorEvent(line, message=text or str(data.get("subtype")), fatal=True))
+        events.append(Finished(line, final_text=text, ok=not failed))
+        return events
+
+
+class ClaudeCode(Family):
     name = "claude-code"
+    stream = "claude stream-json"
+    verified = True
+
+    def parser(self) -> StreamParser:
+        return ClaudeStreamParser()
 
 
-FAMILY = _Claude_code()
+FAMILY = ClaudeCode()

@@ -1,0 +1,34 @@
+"""Small file helpers shared by the caches: tolerant JSON reads, atomic writes, the cache dir."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/tackroom`` (default ``~/.cache/tackroom``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tackroom"
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``, or an empty dict when it is missing or unreadable (a cache miss)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write atomically; a cache that cannot be written is skipped, never an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        return

@@ -1,0 +1,65 @@
+"""``tackroom install``: install harnesses from their adapter's recipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from tackroom.cli._output import console, print_json
+
+
+def install_command(
+    names: list[str] = typer.Argument(None, help="Adapter names to install."),
+    version: str | None = typer.Option(
+        None, "--version", help="Version to install (default: verified_with)."
+    ),
+    all_: bool = typer.Option(False, "--all", help="Every adapter with a pinned, verified install recipe."),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+) -> None:
+    """Install harnesses into tackroom's managed prefix (idempotent)."""
+    from tackroom.adapters.resolve import load_adapters
+    from tackroom.errors import InstallError
+
+    adapters = load_adapters(project=Path.cwd())
+    if all_ == bool(names):
+        raise typer.BadParameter("name one or more adapters, or pass --all")
+    if all_ and version:
+        raise typer.BadParameter("--version applies to one named adapter, not --all")
+    targets = list(adapters.values()) if all_ else [adapters[name] for name in names]
+    out = console(stderr=True)
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for adapter in targets:
+        if all_ and (adapter.spec.install is None or adapter.spec.verified_with is None):
+            why = "no install recipe" if adapter.spec.install is None else "never verified: no pinned version"
+            results.append({"adapter": adapter.name, "skipped": why})
+            out.print(f"[dim]- {adapter.name}: skipped ({why})[/]")
+            continue
+        try:
+            results.append(_one(adapter, version, out).to_json())
+        except InstallError as exc:
+            if not all_:
+                raise
+            failed += 1
+            results.append({"adapter": adapter.name, "error": str(exc)})
+            out.print(f"[red]x {adapter.name}[/]: {exc}")
+    if as_json:
+        print_json(results)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _one(adapter: Any, version: str | None, out: Any) -> Any:
+    from tackroom.install import install
+
+    with out.status(f"installing {adapter.name}") as status:
+        done = install(adapter, version, progress=lambda line: status.update(f"{adapter.name}: {line[:100]}"))
+    if done.already:
+        out.print(f"[green]✓[/] {done.adapter} {done.version} already installed ({done.executable})")
+    else:
+        out.print(
+            f"[green]✓[/] {done.adapter} {done.version} installed in {done.seconds:.1f}s ({done.executable})"
+        )
+    return done

@@ -1,0 +1,116 @@
+"""``tackroom run``: run a harness headless and show its normalized events."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from tackroom.cli._output import console, print_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tackroom.run.result import Result
+    from tackroom.trace.events import Event
+
+
+def run_command(
+    name: str = typer.Argument(..., help="Adapter name."),
+    prompt: str = typer.Argument(..., help="The prompt."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model (same as --option model=M)."),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
+    mock: Path | None = typer.Option(None, "--mock", help="Answer from this mock script (TOML or JSON)."),
+    mock_text: str | None = typer.Option(None, "--mock-text", help="Answer with this text from the mock."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this endpoint."),
+    mock_log: Path | None = typer.Option(None, "--mock-log", help="Write every mock request as JSONL."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the run is killed."),
+    workdir: Path = typer.Option(Path("."), "--workdir", help="Working directory of the harness."),
+    home: str = typer.Option("isolated", "--home", help="'isolated' (default) or 'real'."),
+    credentials: bool = typer.Option(False, "--credentials", help="Copy the harness's real config in."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+    events: bool = typer.Option(False, "--events", help="Stream normalized events as JSONL."),
+) -> None:
+    """Run a harness headless; exit with its exit code (1 on a model failure it hid)."""
+    from tackroom.plan import parse_option_args
+    from tackroom.run.runner import run
+
+    if home not in ("isolated", "real"):
+        raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
+    if sum(x is not None for x in (mock, mock_text, base_url)) > 1:
+        raise typer.BadParameter("choose one of --mock, --mock-text and --base-url")
+    options: dict[str, Any] = parse_option_args(option)
+    if model:
+        options["model"] = model
+    live = None if as_json or events else _Live(console())
+    result = run(
+        name,
+        prompt,
+        options=options,
+        workdir=workdir,
+        mock=mock,
+        mock_text=mock_text,
+        base_url=base_url,
+        mock_log=mock_log,
+        timeout_s=timeout,
+        home=home,
+        credentials=credentials,
+        on_event=_jsonl if events else (live.event if live else None),
+    )
+    if as_json:
+        print_json(result.to_json())
+    elif events:
+        _jsonl_result(result)
+    elif live:
+        live.summary(result)
+    raise typer.Exit(_exit_code(result))
+
+
+def _exit_code(result: Result) -> int:
+    if result.ok:
+        return 0
+    if result.timed_out:
+        return 124
+    return result.exit_code if result.exit_code not in (None, 0) else 1
+
+
+def _jsonl(event: Event) -> None:
+    sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _jsonl_result(result: Result) -> None:
+    sys.stdout.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")
+
+
+class _Live:
+    """A readable live view: text, tool calls and results as they happen, then a summary."""
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+
+    def event(self, event: Event) -> None:
+        data = event.to_json()
+        kind = data["type"]
+        if kind == "assistant_text":
+            self.out.print(data["text"], markup=False)
+        elif kind == "tool_call":
+            args = json.dumps(data["input"], ensure_ascii=False)
+            self.out.print(f"[cyan]→ {data['name']}[/] {args[:200]}", highlight=False)
+        elif kind == "tool_result":
+            output = (data["output"] or "").strip().replace("\n", " ")
+            style = "red" if data["is_error"] else "dim"
+            self.out.print(f"[{style}]← {output[:200]}[/]", highlight=False)
+        elif kind == "error":
+            self.out.print(f"[red]error:[/] {data['message']}", highlight=False)
+
+    def summary(self, result: Result) -> None:
+        usage = ", ".join(f"{k} {v}" for k, v in result.usage.to_json().items())
+        state = "[green]ok[/]" if result.ok else f"[red]failed[/] ({result.error})"
+        self.out.print(
+            f"[dim]{result.adapter} {result.harness_version or ''} · {state} · exit {result.exit_code} · "
+            f"{result.duration_s:.1f}s · usage: {usage} · {result.run_dir}[/]"
+        )

@@ -1,0 +1,207 @@
+"""``tackroom install``: harnesses from their adapter's npm or pip recipe, into a managed prefix.
+
+Each install lands in ``$XDG_DATA_HOME/tackroom/harnesses/<harness>/<version>/``:
+built in a sibling temp directory, checked (the executable must run
+``version_argv``), then renamed into place with a marker file, so a prefix
+either is complete or does not exist, and installing again is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tackroom.errors import InstallError
+from tackroom.harnesses import MARKER, harness_root, managed_installs, read_marker
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The outcome of one install."""
+
+    adapter: str
+    harness: str
+    version: str
+    prefix: Path
+    executable: Path
+    already: bool
+    """True when it was installed before and nothing was done."""
+    seconds: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "adapter": self.adapter,
+            "harness": self.harness,
+            "version": self.version,
+            "prefix": str(self.prefix),
+            "executable": str(self.executable),
+            "already_installed": self.already,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def install(
+    adapter: Adapter,
+    version: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+) -> Installed:
+    """Install ``adapter``'s harness at ``version`` (default: the version it was verified with)."""
+    env = os.environ if env is None else env
+    recipe = adapter.spec.install
+    if recipe is None:
+        raise InstallError(
+            f"adapter {adapter.name!r} has no install recipe: install {adapter.spec.executable!r} yourself "
+            "and put it on PATH, or set the adapter's executable to its path"
+        )
+    version = version or adapter.spec.verified_with
+    if not version:
+        raise InstallError(
+            f"adapter {adapter.name!r} was never verified with a harness version, so there is no pinned "
+            "version to install: pass --version"
+        )
+    started = time.monotonic()
+    prefix = harness_root(adapter.harness, env) / version
+    if version in managed_installs(adapter.harness, env):
+        executable = Path(read_marker(prefix)["executable"])
+        if executable.exists():
+            return Installed(adapter.name, adapter.harness, version, prefix, executable, True, 0.0)
+    report = progress or (lambda _line: None)
+    staging = prefix.with_name(f".{version}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        bin_dir = (
+            _npm(adapter, version, staging, env, report)
+            if recipe.npm
+            else _pip(adapter, version, staging, report)
+        )
+        name = recipe.bin or adapter.spec.executable
+        _check_runs(adapter, staging / bin_dir / name, version, env)
+        marker = {
+            "adapter": adapter.name,
+            "package": recipe.npm or recipe.pip or "",
+            "version": version,
+            "executable": str(prefix / bin_dir / name),
+            "bin_dir": str(prefix / bin_dir),
+        }
+        (staging / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+        shutil.rmtree(prefix, ignore_errors=True)
+        staging.rename(prefix)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    executable = prefix / bin_dir / name
+    return Installed(
+        adapter.name, adapter.harness, version, prefix, executable, False, time.monotonic() - started
+    )
+
+
+def _npm(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str], report: Progress) -> Path:
+    recipe = adapter.spec.install
+    assert recipe is not None and recipe.npm is not None
+    npm = shutil.which("npm", path=env.get("PATH"))
+    if npm is None:
+        raise InstallError(f"installing {adapter.name!r} needs npm (Node.js), which is not on PATH")
+    packages = [f"{recipe.npm}@{version}", *recipe.extra]
+    argv = [
+        npm,
+        "install",
+        "--prefix",
+        str(prefix),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel",
+        "error",
+        *packages,
+    ]
+    _stream(argv, report, adapter, " ".join(packages), env)
+    return Path("node_modules/.bin")
+
+
+def _pip(adapter: Adapter, version: str, prefix: Path, report: Progress) -> Path:
+    recipe = adapter.spec.install
+    assert recipe is not None and recipe.pip is not None
+    report(f"creating a virtual environment for {recipe.pip}")
+    _stream([sys.executable, "-m", "venv", str(prefix)], report, adapter, "venv", os.environ)
+    pip = [str(prefix / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
+    _stream([*pip, f"{recipe.pip}=={version}"], report, adapter, f"{recipe.pip}=={version}", os.environ)
+    return Path("bin")
+
+
+def _stream(argv: list[str], report: Progress, adapter: Adapter, what: str, env: Mapping[str, str]) -> None:
+    """Run an installer, reporting each output line; a failure keeps the tail for the error."""
+    tail: list[str] = []
+    with subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=dict(env),
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip()
+            if line:
+                tail = [*tail[-30:], line]
+                report(line)
+        code = proc.wait()
+    if code != 0:
+        raise InstallError(_explain(adapter, what, tail))
+
+
+def _explain(adapter: Adapter, what: str, tail: list[str]) -> str:
+    text = "\n".join(tail)
+    if any(code in text for code in ("E404", "ETARGET", "No matching distribution", "404 Not Found")):
+        reason = "the registry refused it (no such package or version)"
+    elif any(code in text for code in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "Network is unreachable")):
+        reason = "a network fetch failed (only the package registries are reachable here)"
+    else:
+        reason = "the installer failed"
+    last = "\n  ".join(tail[-8:])
+    return f"could not install {adapter.name!r} ({what}): {reason}\n  {last}"
+
+
+def _check_runs(adapter: Adapter, executable: Path, version: str, env: Mapping[str, str]) -> None:
+    if not executable.exists():
+        raise InstallError(
+            f"installed {adapter.name!r} {version} but {executable.name!r} is missing from its prefix: the "
+            "package's install script most likely downloads the real binary from the internet, which "
+            "this machine cannot reach (npm 11 also skips install scripts by default)"
+        )
+    path = f"{executable.parent}{os.pathsep}{env.get('PATH', '')}"
+    try:
+        with tempfile.TemporaryDirectory(prefix="tackroom-check-") as home:
+            done = subprocess.run(
+                [str(executable), *adapter.spec.version_argv],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env={"PATH": path, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"},
+                check=False,
+            )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InstallError(f"installed {adapter.name!r} {version} but it does not run: {exc}") from exc
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).strip()[-500:]
+        raise InstallError(
+            f"installed {adapter.name!r} {version} but `{executable.name} "
+            f"{' '.join(adapter.spec.version_argv)}` exits {done.returncode}: {output}"
+        )

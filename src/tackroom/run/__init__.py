@@ -1,0 +1,1 @@
+"""Running harnesses: the process layer, the runner, the Result."""

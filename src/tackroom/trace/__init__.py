@@ -1,0 +1,1 @@
+"""Traces: the normalized event model, and (later) transcripts read back from disk."""
