@@ -38,6 +38,8 @@ class Family:
     """The structured output this family parses (e.g. ``claude stream-json``)."""
     verified: bool = False
     """Whether the parser was proven on streams recorded from the real harness."""
+    reports_usage: frozenset[str] = frozenset()
+    """The usage figures this harness's stream reports; the others are ``not_reported``."""
 
     def parser(self) -> StreamParser:
         """A fresh parser for one run."""

@@ -114,6 +114,7 @@ class ClaudeCode(Family):
     name = "claude-code"
     stream = "claude stream-json"
     verified = True
+    reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
 
     def parser(self) -> StreamParser:
         return ClaudeStreamParser()

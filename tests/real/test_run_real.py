@@ -1,0 +1,95 @@
+"""Every installable harness, for real, against the mock model: text, a shell round trip,
+exact usage, an injected model error, and a dead endpoint.
+
+These drive the real harness binary (installed by ``tackroom install`` at the
+version its adapter was verified with); the mock is the only stand-in.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REAL, RunFn, processes_in
+
+from tackroom.adapters.resolve import Adapter
+from tackroom.families import get_family
+from tackroom.mock import Script, Turn, Usage
+from tackroom.trace.events import ToolCall, ToolResult
+
+pytestmark = pytest.mark.real
+harnesses = pytest.mark.parametrize("harness", REAL, indirect=True)
+
+
+def auto(harness: Adapter) -> dict[str, object]:
+    """Let tools run unattended where the harness needs to be told."""
+    return {"auto_accept": True} if harness.spec.options.auto_accept is not None else {}
+
+
+@harnesses
+def test_plain_text_arrives_as_final_text(harness: Adapter, run_harness: RunFn) -> None:
+    text = f"TACKROOM-TEXT-{harness.name}"
+    result = run_harness("say the magic words", mock_text=text)
+    assert result.ok, result.error
+    assert result.final_text is not None and result.final_text.strip() == text
+    assert result.harness_version == harness.spec.verified_with
+
+
+@harnesses
+def test_shell_round_trip_changes_the_workdir(harness: Adapter, run_harness: RunFn, workdir: Path) -> None:
+    if harness.spec.tools.shell is None:
+        pytest.skip(f"{harness.name} has no shell tool (its adapter's [tools] has no shell)")
+    script = Script(
+        [Turn.call("shell", {"command": "echo tackroom-was-here > proof.txt"}), Turn.reply("DONE")]
+    )
+    result = run_harness("write the proof file", mock=script, options=auto(harness))
+    assert result.ok, result.error
+    assert (workdir / "proof.txt").read_text().strip() == "tackroom-was-here"
+    assert any(isinstance(e, ToolCall) for e in result.events)
+    assert any(isinstance(e, ToolResult) for e in result.events)
+    assert result.final_text is not None and result.final_text.strip() == "DONE"
+
+
+@harnesses
+def test_usage_from_the_mock_appears_exactly(harness: Adapter, run_harness: RunFn) -> None:
+    figures = Usage(input=321, output=54, cache_read=21, cache_write=5, reasoning=3)
+    result = run_harness("count tokens", mock=Script([Turn.reply("counted", usage=figures)]))
+    assert result.ok, result.error
+    wire = harness.spec.model_endpoint.wire_api if harness.spec.model_endpoint else None
+    # Anthropic's input_tokens excludes cache reads; the other wires count them in the prompt.
+    fresh = figures.input if wire == "anthropic-messages" else figures.input - figures.cache_read
+    expected = {
+        "input": fresh,
+        "output": figures.output,
+        "cache_read": figures.cache_read,
+        "cache_write": figures.cache_write,
+        "reasoning": figures.reasoning,
+    }
+    family = get_family(harness.family)
+    reported = {k: v for k, v in result.usage.to_json().items() if v != "not_reported"}
+    assert set(reported) == set(family.reports_usage), reported
+    assert reported == {k: expected[k] for k in reported}
+
+
+@harnesses
+def test_injected_model_error_is_a_failure(harness: Adapter, run_harness: RunFn) -> None:
+    result = run_harness(
+        "fail please", mock=Script([Turn.error(400, "TACKROOM-INJECTED-ERROR")]), timeout_s=90
+    )
+    assert not result.timed_out, "a 400 must fail the run, not hang it"
+    assert result.model_failed, (result.exit_code, result.final_text, result.error)
+    assert not result.ok and result.error
+
+
+@harnesses
+def test_dead_endpoint_ends_within_the_timeout(harness: Adapter, run_harness: RunFn, workdir: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    result = run_harness("anyone there?", base_url=f"http://127.0.0.1:{port}", timeout_s=15)
+    assert time.monotonic() - started < 15 + 10
+    assert not result.ok
+    assert processes_in(workdir) == []
