@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,18 +50,3 @@ def config_dir(isolated_home: Path) -> Path:
     path = Path(os.environ["TACKROOM_CONFIG_DIR"])
     (path / "adapters.d").mkdir(parents=True, exist_ok=True)
     return path
-
-
-def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the real ``tackroom`` CLI as a process (exit codes and stderr as a user sees them)."""
-    return subprocess.run(
-        [sys.executable, "-m", "tackroom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-        check=False,
-    )

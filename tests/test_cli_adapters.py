@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from clikit import run_cli
 from tackroom.adapters.resolve import resolve_builtins
 
 

@@ -44,3 +44,15 @@ def test_public_api() -> None:
     ]
     for name in tackroom.__all__:
         assert getattr(tackroom, name) is not None
+
+
+def test_vocabularies_have_one_source() -> None:
+    from typing import get_args
+
+    from tackroom.adapters.schema import Moment, Tools
+    from tackroom.mock import NEUTRAL_TOOLS as MOCK_TOOLS
+    from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
+
+    assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp"}
+    assert set(MOCK_TOOLS) == set(NEUTRAL_TOOLS)
+    assert get_args(Moment) == MOMENTS

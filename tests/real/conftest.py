@@ -9,11 +9,11 @@ directory, isolated home, workdir and timeout.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from realkit import RunFn
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import InstallError
@@ -22,9 +22,6 @@ from tackroom.run.result import Result
 from tackroom.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-#: The harnesses that install and run on this machine (the others are data, tested on fixtures).
-REAL = ["claude-code"]
 
 
 @pytest.fixture(scope="session")
@@ -59,9 +56,6 @@ def workdir(tmp_path: Path) -> Path:
     return path
 
 
-RunFn = Callable[..., Result]
-
-
 @pytest.fixture
 def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: Path) -> RunFn:
     """Run the test's harness in its workdir, with its own run dir and a timeout."""
@@ -72,18 +66,3 @@ def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: P
         return run(harness, prompt, workdir=workdir, runs_dir=tmp_path / "runs", environ=environ, **kwargs)
 
     return go
-
-
-def processes_in(directory: Path) -> list[int]:
-    """Pids of live processes whose working directory is inside ``directory``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = (entry / "cwd").resolve()
-        except OSError:
-            continue
-        if cwd == directory or directory in cwd.parents:
-            found.append(int(entry.name))
-    return found

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REAL, RunFn, processes_in
+from realkit import REAL, RunFn, processes_in
 
 from tackroom.adapters.resolve import Adapter
 from tackroom.families import get_family

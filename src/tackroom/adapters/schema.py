@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
+from tackroom.vocabulary import NEUTRAL_TOOLS as NEUTRAL_TOOLS
+
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Template = list[str]
@@ -55,20 +57,6 @@ OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
     "quiet": "flag",
 }
 
-#: The neutral tool vocabulary that hooks, subagents and mock scripts use.
-NEUTRAL_TOOLS = (
-    "shell",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "search",
-    "glob",
-    "web_fetch",
-    "web_search",
-    "skill",
-    "subagent",
-    "todo",
-)
 
 
 class Strict(BaseModel):

@@ -12,7 +12,7 @@ import traceback
 
 import typer
 
-from tackroom.cli import adapters
+from tackroom.cli import adapters, mock
 from tackroom.cli.install import install_command
 from tackroom.cli.run import run_command
 
@@ -24,6 +24,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(adapters.app, name="adapters")
+app.add_typer(mock.app, name="mock")
 app.command("install")(install_command)
 app.command("run")(run_command)
 

@@ -122,11 +122,11 @@ def _new_run_dir(root: Path, name: str) -> Path:
 def vocabulary(adapter: Adapter) -> ToolVocabulary:
     """The mock's tool vocabulary, from the adapter's ``[tools]`` table."""
     from tackroom.adapters.schema import ToolSpec
-    from tackroom.mock import NEUTRAL_TOOLS, ToolName, ToolVocabulary
+    from tackroom.mock import ToolName, ToolVocabulary
 
     tools: dict[str, ToolName] = {}
     for neutral, entry in adapter.spec.tools:
-        if neutral not in NEUTRAL_TOOLS or entry is None:
+        if neutral == "mcp" or entry is None:
             continue
         tools[neutral] = (
             ToolName(entry.name, dict(entry.args)) if isinstance(entry, ToolSpec) else ToolName(entry)

@@ -1,0 +1,75 @@
+"""``tackroom mock``: run the keyless mock model server in the foreground."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from tackroom.mock import MockServer, Script, ToolVocabulary, load_script, load_vocabulary
+
+app = typer.Typer(help="The keyless mock model server.", no_args_is_help=True)
+
+
+@app.callback()
+def _group() -> None:
+    """The keyless mock model server."""  # keeps `serve` a subcommand, not the app itself
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 0,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    script: Annotated[Path | None, typer.Option(help="Script file (.toml or .json).")] = None,
+    text: Annotated[str | None, typer.Option(help="Answer every request with this text.")] = None,
+    log: Annotated[Path | None, typer.Option(help="Append each request to this JSON-lines file.")] = None,
+    tools: Annotated[Path | None, typer.Option(help="Tool vocabulary TOML (neutral to harness).")] = None,
+) -> None:
+    """Serve until Ctrl-C, printing the base URL first."""
+    if script is not None and text is not None:
+        raise typer.BadParameter("give --script or --text, not both")
+    # A bad script or vocabulary raises MockScriptError, which the tackroom CLI edge reports.
+    mock = MockServer(_script(script, text), tools=_vocabulary(tools), log_path=log, host=host, port=port)
+    try:
+        mock.start()
+    except OSError as exc:  # port taken, address not local: the user's to fix
+        typer.echo(f"tackroom: error: cannot listen on {host}:{port}: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(mock.base_url)
+    try:
+        _wait_for_signal()
+    finally:
+        mock.stop()
+
+
+def _script(path: Path | None, text: str | None) -> Script | None:
+    if text is not None:
+        return Script.text(text)
+    return load_script(path) if path is not None else None
+
+
+def _vocabulary(path: Path | None) -> ToolVocabulary | None:
+    return load_vocabulary(path) if path is not None else None
+
+
+def _wait_for_signal() -> None:
+    """Block until Ctrl-C or SIGTERM; either ends the server cleanly."""
+    done = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        while not done.wait(0.5):  # a timed wait keeps the main thread responsive to SIGINT
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,116 @@
+"""Neutral tool names and the vocabulary that translates them to one harness's names.
+
+A script says ``shell`` or ``write_file``; each harness calls those tools something
+else (and names their arguments differently). The run layer builds a
+:class:`ToolVocabulary` from adapter data, so this module knows no harness: it only
+defines the neutral names and how a translation is expressed and loaded.
+"""
+
+from __future__ import annotations
+
+import string
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tackroom.errors import MockScriptError
+from tackroom.vocabulary import NEUTRAL_TOOLS as _NEUTRAL
+
+NEUTRAL_TOOLS: frozenset[str] = frozenset(_NEUTRAL)
+"""Tool names a script may use; MCP tools are ``mcp:<server>/<tool>`` and ``raw:<Name>`` is verbatim."""
+
+DEFAULT_MCP_PATTERN = "mcp__{server}__{tool}"
+
+
+@dataclass(frozen=True)
+class ToolName:
+    """One harness's name for a neutral tool, and its renames of neutral argument names."""
+
+    name: str
+    args: Mapping[str, str] = field(default_factory=dict)
+    """neutral argument name -> harness argument name; unlisted arguments keep their name."""
+
+
+@dataclass(frozen=True)
+class ToolVocabulary:
+    """Translation of neutral tool names for one harness; an untranslated name is used as is."""
+
+    tools: Mapping[str, ToolName] = field(default_factory=dict)
+    mcp: str = DEFAULT_MCP_PATTERN
+    """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in."""
+
+    def __post_init__(self) -> None:
+        problems = [f"tools.{k}: not a neutral tool name" for k in self.tools if k not in NEUTRAL_TOOLS]
+        problems += _pattern_problems(self.mcp)
+        if problems:
+            raise MockScriptError("tool vocabulary: " + "; ".join(problems))
+
+    def translate(self, tool: str) -> ToolName:
+        """The harness name (and argument renames) for a script's tool reference."""
+        if tool.startswith("raw:"):
+            return ToolName(tool.removeprefix("raw:"))
+        if tool.startswith("mcp:"):
+            server, _, name = tool.removeprefix("mcp:").partition("/")
+            return ToolName(self.mcp.format(server=server, tool=name))
+        return self.tools.get(tool, ToolName(tool))
+
+
+def _pattern_problems(pattern: str) -> list[str]:
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
+    except ValueError as exc:
+        return [f"mcp: bad pattern {pattern!r}: {exc}"]
+    if fields != {"server", "tool"}:
+        return [f"mcp: pattern {pattern!r} must use exactly {{server}} and {{tool}}"]
+    return []
+
+
+def load_vocabulary(path: str | Path) -> ToolVocabulary:
+    """Read a vocabulary TOML file: ``mcp = "..."`` plus ``[tools.<neutral>]`` ``name``/``args``.
+
+    ``shell = "Bash"`` under ``[tools]`` is short for a name with no argument renames.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise MockScriptError(f"{path}: {exc}") from exc
+    problems = [f"{path}: unknown key {k!r}" for k in data if k not in {"mcp", "tools"}]
+    tools: dict[str, ToolName] = {}
+    for neutral, spec in _table(data.get("tools", {}), f"{path}: tools", problems).items():
+        entry = _tool_name(spec, f"{path}: tools.{neutral}", problems)
+        if entry is not None:
+            tools[neutral] = entry
+    mcp = data.get("mcp", DEFAULT_MCP_PATTERN)
+    if not isinstance(mcp, str):
+        problems.append(f"{path}: mcp: must be a string")
+    if problems:
+        raise MockScriptError("\n".join(problems))
+    try:
+        return ToolVocabulary(tools=tools, mcp=mcp)
+    except MockScriptError as exc:
+        raise MockScriptError(f"{path}: {exc}") from exc
+
+
+def _table(value: Any, where: str, problems: list[str]) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    problems.append(f"{where}: must be a table")
+    return {}
+
+
+def _tool_name(spec: Any, where: str, problems: list[str]) -> ToolName | None:
+    if isinstance(spec, str):
+        return ToolName(spec)
+    table = _table(spec, where, problems)
+    problems.extend(f"{where}: unknown key {k!r}" for k in table if k not in {"name", "args"})
+    name, args = table.get("name"), _table(table.get("args", {}), f"{where}.args", problems)
+    if not isinstance(name, str) or not name:
+        problems.append(f"{where}.name: required string")
+        return None
+    if not all(isinstance(v, str) for v in args.values()):
+        problems.append(f"{where}.args: values must be strings")
+        return None
+    return ToolName(name, dict(args))

@@ -1,0 +1,506 @@
+"""Run one harness process to completion, and leave nothing behind.
+
+The discipline follows inspect_ai's ``util/_subprocess.py`` and goes further
+where a coding agent needs it:
+
+* ``argv`` is executed directly, never through a shell, with exactly the
+  environment given (nothing is inherited; ``PATH`` for finding ``argv[0]`` is
+  the given one too).
+* The child leads its own process group, so the harness and everything it
+  spawned (MCP servers, language servers, shells) can be signalled as one.
+* stdout and stderr are read concurrently in chunks and split into lines
+  here, so a multi-megabyte JSON line never trips a reader limit; each line
+  reaches its callback as soon as it is complete. Only the last
+  ``output_cap`` bytes of each stream are kept.
+* On timeout or cancellation: SIGTERM to the group, ``grace_s``, SIGKILL.
+  After a normal exit, whatever is still in the group is a leftover and is
+  stopped the same way (with a shorter grace) and counted.
+* Draining the pipes after the group is gone is bounded: a process that left
+  the group (``setsid``) may still hold them open.
+
+The parent's ends of the pipes are our own ``os.pipe()`` descriptors rather
+than asyncio's subprocess pipes: on Python 3.11 ``Process.wait()`` does not
+return until every pipe is closed, so a leftover holding stdout would hide
+the leader's exit until the timeout.
+
+Linux first: group membership is read from ``/proc``. Zombies count as gone:
+the leader is reaped here, and orphans are the job of PID 1 (run containers
+with an init such as ``tini`` or ``docker run --init``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tackroom.errors import RunError
+
+__all__ = ["ProcessResult", "group_alive", "run_process", "run_process_sync"]
+
+LineCallback = Callable[[str], None]
+
+_CHUNK = 64 * 1024
+# A process outside the group (it called setsid) may hold our pipes forever.
+_DRAIN_S = 2.0
+# Leftovers (an MCP server, a daemon) have no transcript to flush; do not make
+# every clean run wait the full grace for them.
+_LEFTOVER_GRACE_S = 1.0
+# SIGKILL cannot be caught, but the kernel needs a moment to tear a process down.
+_KILL_SETTLE_S = 1.0
+# A leader stuck in uninterruptible sleep cannot be reaped; do not hang on it.
+_REAP_S = 5.0
+_POLL_S = 0.02
+_PROC = Path("/proc")
+_DEAD_STATES = frozenset({"Z", "X", "x"})
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How a process run ended, and the tail of what it printed."""
+
+    exit_code: int | None
+    """The leader's exit status; ``-N`` if signal N ended it; None only if it could not be reaped."""
+    timed_out: bool
+    """The leader was still running at ``timeout_s``."""
+    duration_s: float
+    """Wall time from spawn until the group was gone and the pipes drained."""
+    stdout_tail: bytes
+    """The last ``output_cap`` bytes of stdout."""
+    stderr_tail: bytes
+    """The last ``output_cap`` bytes of stderr."""
+    stdout_truncated: bool
+    """stdout was longer than ``output_cap``."""
+    stderr_truncated: bool
+    """stderr was longer than ``output_cap``."""
+    signalled: str | None
+    """The strongest signal sent to end the run (``"SIGTERM"`` or ``"SIGKILL"``), else None."""
+    leftover_killed: int
+    """Processes still in the group after the leader exited on its own, which were then killed."""
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout_s: float,
+    stdin: bytes | None = None,
+    on_stdout_line: LineCallback | None = None,
+    on_stderr_line: LineCallback | None = None,
+    grace_s: float = 3.0,
+    output_cap: int = 4 * 1024 * 1024,
+) -> ProcessResult:
+    """Run ``argv`` in its own process group and return once it and its group are gone.
+
+    ``env`` is the whole environment. ``stdin`` None means ``/dev/null``;
+    bytes are written concurrently with reading, then stdin is closed.
+    Callbacks run on the event loop, once per line, newline stripped, decoded
+    as UTF-8 with replacement; a line longer than ``output_cap`` bytes arrives
+    in ``output_cap``-byte pieces so memory stays bounded. An exception from a
+    callback stops the group and propagates, as does cancellation.
+
+    Raises:
+        RunError: the executable or the working directory cannot be used.
+        ValueError: an argument is out of range.
+    """
+    _check_arguments(argv, timeout_s, grace_s, output_cap)
+    started = time.monotonic()
+    out, err = _Capture(on_stdout_line, output_cap), _Capture(on_stderr_line, output_cap)
+    proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None)
+    pgid = proc.pid  # start_new_session: the leader's pid names its group
+    pumps = [
+        asyncio.create_task(_pump(pipes, "stdout", out)),
+        asyncio.create_task(_pump(pipes, "stderr", err)),
+    ]
+    tasks = list(pumps)
+    if stdin is not None:
+        tasks.append(asyncio.create_task(_feed(pipes, stdin)))
+    timed_out, signalled, leftovers = False, None, 0
+    try:
+        timed_out = not await _wait_leader(proc, pumps, timeout_s)
+        if timed_out:
+            signalled = await _end_group(pgid, grace_s)
+        else:
+            leftovers = await _kill_leftovers(pgid, min(grace_s, _LEFTOVER_GRACE_S))
+        await _drain(pumps)
+    finally:
+        await _settle(proc, pgid, tasks, pipes, grace_s)
+    return ProcessResult(
+        exit_code=proc.returncode,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - started,
+        stdout_tail=out.tail(),
+        stderr_tail=err.tail(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        signalled=signalled,
+        leftover_killed=leftovers,
+    )
+
+
+def run_process_sync(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout_s: float,
+    stdin: bytes | None = None,
+    on_stdout_line: LineCallback | None = None,
+    on_stderr_line: LineCallback | None = None,
+    grace_s: float = 3.0,
+    output_cap: int = 4 * 1024 * 1024,
+) -> ProcessResult:
+    """:func:`run_process` for callers without an event loop (it starts one)."""
+    return asyncio.run(
+        run_process(
+            argv,
+            env=env,
+            cwd=cwd,
+            timeout_s=timeout_s,
+            stdin=stdin,
+            on_stdout_line=on_stdout_line,
+            on_stderr_line=on_stderr_line,
+            grace_s=grace_s,
+            output_cap=output_cap,
+        )
+    )
+
+
+def group_alive(pgid: int) -> bool:
+    """True while any process of group ``pgid`` is alive (zombies count as dead)."""
+    return bool(_group_members(pgid))
+
+
+# --- starting -----------------------------------------------------------------
+
+
+def _check_arguments(argv: Sequence[str], timeout_s: float, grace_s: float, output_cap: int) -> None:
+    if isinstance(argv, str) or not argv:
+        raise ValueError("argv must be a non-empty sequence of strings, never a shell command line")
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+    if grace_s < 0:
+        raise ValueError(f"grace_s must not be negative, got {grace_s}")
+    if output_cap <= 0:
+        raise ValueError(f"output_cap must be positive, got {output_cap}")
+
+
+class _Pipes:
+    """The parent's ends of the child's pipes, each closed exactly once."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+
+    def add(self, name: str, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fds[name] = fd
+
+    def fd(self, name: str) -> int:
+        return self._fds[name]
+
+    def close(self, name: str) -> None:
+        fd = self._fds.pop(name, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close_all(self) -> None:
+        for name in list(self._fds):
+            self.close(name)
+
+
+async def _spawn(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, with_stdin: bool
+) -> tuple[asyncio.subprocess.Process, _Pipes]:
+    ours = _Pipes()
+    theirs: dict[str, int] = {}
+    try:
+        for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
+            # os.pipe() descriptors are close-on-exec: the child keeps only its dup2'ed copies.
+            read_end, write_end = os.pipe()
+            ours.add(name, write_end if name == "stdin" else read_end)
+            theirs[name] = read_end if name == "stdin" else write_end
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=theirs.get("stdin", subprocess.DEVNULL),
+            stdout=theirs["stdout"],
+            stderr=theirs["stderr"],
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException as exc:
+        ours.close_all()
+        if isinstance(exc, OSError):
+            raise _start_error(argv[0], cwd, env, exc) from exc
+        raise
+    finally:
+        for fd in theirs.values():
+            os.close(fd)
+    return proc, ours
+
+
+def _start_error(executable: str, cwd: Path, env: Mapping[str, str], exc: OSError) -> RunError:
+    if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+        return RunError(f"cannot start {executable!r}: working directory {str(cwd)!r}: {exc.strerror}")
+    if not isinstance(exc, FileNotFoundError):
+        return RunError(f"cannot start {executable!r}: {exc.strerror or exc}")
+    # The lookup uses the run's PATH, not tackroom's own: say which one was searched.
+    search = os.pathsep.join(os.get_exec_path(env))
+    found = executable if os.sep in executable else shutil.which(executable, path=search)
+    if found is not None and Path(found).is_file():
+        return RunError(f"cannot start {executable!r}: {found} exists but its #! interpreter was not found")
+    if os.sep in executable:
+        return RunError(f"executable not found: {executable!r}")
+    return RunError(f"executable {executable!r} not found on the run's PATH={search!r}")
+
+
+# --- reading and writing --------------------------------------------------------
+
+
+class _Capture:
+    """One output stream: its bounded tail, and complete lines for the live callback."""
+
+    def __init__(self, on_line: LineCallback | None, cap: int) -> None:
+        self._on_line = on_line
+        self._cap = cap
+        self._tail = bytearray()
+        self._line = bytearray()
+        self.truncated = False
+
+    def feed(self, chunk: bytes) -> None:
+        self._tail += chunk
+        excess = len(self._tail) - self._cap
+        if excess > 0:
+            del self._tail[:excess]
+            self.truncated = True
+        if self._on_line is not None:
+            self._split(chunk)
+
+    def finish(self) -> None:
+        """Deliver a last line that had no newline."""
+        if self._line:
+            self._emit()
+
+    def tail(self) -> bytes:
+        return bytes(self._tail)
+
+    def _split(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._take(chunk[start:end])
+            self._emit()
+            start = end + 1
+        self._take(chunk[start:])
+
+    def _take(self, data: bytes) -> None:
+        self._line += data
+        # One line must not grow without bound: hand an overlong one over in
+        # cap-sized pieces, the same pieces however the chunks fell.
+        while len(self._line) > self._cap:
+            piece = bytes(self._line[: self._cap])
+            del self._line[: self._cap]
+            self._deliver(piece)
+
+    def _emit(self) -> None:
+        line = bytes(self._line)
+        self._line.clear()  # before the callback, which may raise
+        self._deliver(line)
+
+    def _deliver(self, data: bytes) -> None:
+        assert self._on_line is not None
+        self._on_line(data.decode("utf-8", errors="replace"))
+
+
+async def _ready(fd: int, *, write: bool) -> None:
+    """Wait until ``fd`` can be read (or written) without blocking."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    if write:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await waiter
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
+
+
+async def _pump(pipes: _Pipes, name: str, capture: _Capture) -> None:
+    """Read one output pipe to EOF, handing each chunk over as it arrives."""
+    fd = pipes.fd(name)
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            await _ready(fd, write=False)
+            continue
+        if not chunk:
+            break
+        capture.feed(chunk)
+    capture.finish()
+
+
+async def _feed(pipes: _Pipes, data: bytes) -> None:
+    """Write ``data`` to the child's stdin, then close it so the child sees EOF."""
+    fd = pipes.fd("stdin")
+    view = memoryview(data)
+    try:
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                await _ready(fd, write=True)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the child closed stdin without reading it all: its choice, not our error
+    finally:
+        pipes.close("stdin")
+
+
+# --- waiting and stopping -------------------------------------------------------
+
+
+async def _wait_leader(
+    proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Task[None]], timeout_s: float
+) -> bool:
+    """Wait for the leader to exit; False on timeout. A pump that fails (a callback raised) ends the wait."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    leader = asyncio.ensure_future(proc.wait())
+    watched: set[asyncio.Future[int] | asyncio.Future[None]] = {leader, *pumps}
+    try:
+        while not leader.done():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            done, _ = await asyncio.wait(watched, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            for task in done - {leader}:
+                task.result()
+            watched -= done
+        return True
+    finally:
+        leader.cancel()
+
+
+async def _drain(pumps: Sequence[asyncio.Task[None]]) -> None:
+    """Let the pumps read what is left, but not forever; a pump still waiting is cancelled later."""
+    done, _ = await asyncio.wait(pumps, timeout=_DRAIN_S)
+    for task in done:
+        task.result()
+
+
+async def _kill_leftovers(pgid: int, grace_s: float) -> int:
+    """Stop whatever the leader left running in its group; return how many there were."""
+    seen = set(_group_members(pgid))
+    if seen:
+        await _end_group(pgid, grace_s, seen)
+    return len(seen)
+
+
+async def _end_group(pgid: int, grace_s: float, seen: set[int] | None = None) -> str | None:
+    """SIGTERM the group, SIGKILL it if anything outlives ``grace_s``; return the last signal sent."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return None
+    if await _wait_group_gone(pgid, grace_s, seen):
+        return "SIGTERM"
+    _signal_group(pgid, signal.SIGKILL)
+    await _wait_group_gone(pgid, _KILL_SETTLE_S, seen)
+    return "SIGKILL"
+
+
+async def _wait_group_gone(pgid: int, within_s: float, seen: set[int] | None = None) -> bool:
+    """Poll until no live process is left in the group; False if some remain after ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while members := _group_members(pgid):
+        if seen is not None:
+            seen.update(members)  # a leftover may fork while it dies
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+    return True
+
+
+async def _settle(
+    proc: asyncio.subprocess.Process,
+    pgid: int,
+    tasks: Sequence[asyncio.Task[None]],
+    pipes: _Pipes,
+    grace_s: float,
+) -> None:
+    """Whatever happened before (success, error, cancellation), leave no process, task or descriptor."""
+    try:
+        if group_alive(pgid):
+            await _end_group(pgid, grace_s)
+    finally:
+        await _release(proc, pgid, tasks, pipes)
+
+
+async def _release(
+    proc: asyncio.subprocess.Process, pgid: int, tasks: Sequence[asyncio.Task[None]], pipes: _Pipes
+) -> None:
+    """The part of settling that no cancellation may skip."""
+    if group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)  # the graceful stop was itself cancelled
+    for task in tasks:
+        task.cancel()
+    try:
+        # Signals are delivered asynchronously: killpg returns before the processes are gone.
+        await _wait_group_gone(pgid, _KILL_SETTLE_S)
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        pipes.close_all()
+        await _reap(proc)
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        # If even this times out, exit_code stays None; asyncio's child watcher reaps it later.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), _REAP_S)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to the group; False if the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+# --- /proc ----------------------------------------------------------------------
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Pids of the live (not zombie) processes in group ``pgid``."""
+    try:
+        entries = list(_PROC.iterdir())
+    except FileNotFoundError:
+        # Without /proc (macOS) only the group's existence can be probed, not who is in it.
+        return [pgid] if _signal_group(pgid, 0) else []
+    return [int(e.name) for e in entries if e.name.isdigit() and _live_in_group(e, pgid)]
+
+
+def _live_in_group(proc_dir: Path, pgid: int) -> bool:
+    try:
+        stat = (proc_dir / "stat").read_text(errors="replace")
+    except OSError:
+        return False  # it exited between the listing and the read
+    # Fields after the command name, which may itself contain spaces and ")".
+    state, _ppid, pgrp = stat[stat.rindex(")") + 2 :].split(maxsplit=3)[:3]
+    return int(pgrp) == pgid and state not in _DEAD_STATES

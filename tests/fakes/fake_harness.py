@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""A scripted fake harness: the test double for the process layer and the runner.
+
+It is run as a real subprocess, never patched in. Each option scripts one
+behaviour of a real coding-agent CLI (a recorded stream, a hang, a leftover
+MCP server, a process that ignores SIGTERM), in this order: signals, pid
+announcement, environment, stdin, file, stderr, replay, big output, child
+processes, hang, exit.
+
+With ``--announce``, pids go to stderr as ``pid <n>`` (the leader, which also
+names the process group) and ``child <n>`` (each forked child), so a test can
+check afterwards that every one of them is gone.
+
+Every process that would sleep "forever" gives up after ``--lifetime``
+seconds, so a broken process layer cannot leave these fakes running for long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fake_harness", description=__doc__.splitlines()[0])
+    p.add_argument("--replay", type=Path, help="print this recorded stream to stdout, line by line")
+    p.add_argument("--line-delay", type=float, default=0.0, help="seconds to sleep after each replayed line")
+    p.add_argument("--stderr", help="print this text (and a newline) to stderr")
+    p.add_argument("--exit-code", type=int, default=0)
+    p.add_argument("--hang", action="store_true", help="sleep (up to --lifetime) after all output")
+    p.add_argument("--ignore-sigterm", action="store_true", help="the leader ignores SIGTERM")
+    p.add_argument(
+        "--trap-sigterm",
+        type=Path,
+        metavar="PATH",
+        help="on SIGTERM, take a moment to 'save the session' to PATH, then exit 143",
+    )
+    p.add_argument("--spawn-children", type=int, default=0, metavar="N", help="fork N sleeping children")
+    p.add_argument("--children-ignore-sigterm", action="store_true", help="those children ignore SIGTERM")
+    p.add_argument("--daemonize-child", action="store_true", help="fork a child that outlives the leader")
+    p.add_argument(
+        "--escape-child",
+        action="store_true",
+        help="fork a child that leaves the process group (setsid) but keeps stdout and stderr open",
+    )
+    p.add_argument("--echo-stdin", action="store_true", help='print {"stdin": ..., "fd0": ...} as JSON')
+    p.add_argument("--print-env", nargs="+", default=[], metavar="NAME", help="print NAME=value if set")
+    p.add_argument(
+        "--dump-environ", action="store_true", help="print the exec-time environment as one JSON object"
+    )
+    p.add_argument("--big-output", type=int, default=0, metavar="BYTES", help="print BYTES of numbered lines")
+    p.add_argument(
+        "--write-file", nargs=2, metavar=("PATH", "TEXT"), help="write TEXT to PATH (cwd-relative)"
+    )
+    p.add_argument("--announce", action="store_true", help="print pids to stderr")
+    p.add_argument("--lifetime", type=float, default=60.0, help="upper bound on any sleep 'forever'")
+    return p
+
+
+def big_output(size: int) -> bytes:
+    """Numbered 10-byte lines, cut to ``size`` bytes: every suffix is recognisable."""
+    lines = b"".join(b"%09d\n" % i for i in range(size // 10 + 1))
+    return lines[:size]
+
+
+def _say(text: str) -> None:
+    # os.write, not print: nothing may sit in a buffer that a fork would duplicate.
+    os.write(2, f"{text}\n".encode())
+
+
+def _exec_environ() -> dict[str, str]:
+    # /proc/self/environ is what execve received, before Python's own locale
+    # coercion (PEP 538) may add LC_CTYPE to os.environ.
+    raw = Path("/proc/self/environ").read_bytes()
+    pairs = (item.decode().partition("=") for item in raw.split(b"\0") if item)
+    return {name: value for name, _, value in pairs}
+
+
+def _trap_sigterm(path: Path) -> None:
+    def save_and_exit(signum: int, frame: object) -> None:
+        time.sleep(0.2)  # a real harness flushes its transcript; a zero grace would cut it off
+        path.write_text("saved on SIGTERM\n")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, save_and_exit)
+
+
+def _fork_sleeper(*, ignore_sigterm: bool, new_session: bool, lifetime: float) -> int:
+    """Fork a child that sleeps; return its pid once it has set itself up."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ready_r)
+            if new_session:
+                os.setsid()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if ignore_sigterm else signal.SIG_DFL)
+            os.write(ready_w, b"!")
+            os.close(ready_w)
+            time.sleep(lifetime)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    # Wait for the child's setup, so a test never races its setsid or SIG_IGN.
+    os.read(ready_r, 1)
+    os.close(ready_r)
+    return pid
+
+
+def _spawn(args: argparse.Namespace) -> None:
+    plans = [(args.children_ignore_sigterm, False)] * args.spawn_children
+    plans += [(False, False)] * args.daemonize_child + [(False, True)] * args.escape_child
+    for ignore_sigterm, new_session in plans:
+        pid = _fork_sleeper(ignore_sigterm=ignore_sigterm, new_session=new_session, lifetime=args.lifetime)
+        if args.announce:
+            _say(f"child {pid}")
+
+
+def _print_inputs(args: argparse.Namespace) -> None:
+    for name in args.print_env:
+        if name in os.environ:
+            print(f"{name}={os.environ[name]}", flush=True)
+    if args.dump_environ:
+        print(json.dumps(_exec_environ()), flush=True)
+    if args.echo_stdin:
+        data = sys.stdin.buffer.read()
+        print(
+            json.dumps({"stdin": data.decode(), "fd0": str(Path("/proc/self/fd/0").readlink())}), flush=True
+        )
+
+
+def _print_outputs(args: argparse.Namespace) -> None:
+    if args.write_file:
+        Path(args.write_file[0]).write_text(args.write_file[1])
+    if args.stderr is not None:
+        print(args.stderr, file=sys.stderr, flush=True)
+    if args.replay is not None:
+        for line in args.replay.read_bytes().splitlines(keepends=True):
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
+            time.sleep(args.line_delay)
+    if args.big_output:
+        sys.stdout.buffer.write(big_output(args.big_output))
+        sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if args.trap_sigterm is not None:
+        _trap_sigterm(args.trap_sigterm)
+    if args.announce:
+        _say(f"pid {os.getpid()}")
+    _print_inputs(args)
+    _print_outputs(args)
+    _spawn(args)
+    if args.hang:
+        time.sleep(args.lifetime)
+    return int(args.exit_code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
