@@ -8,7 +8,9 @@ directory, isolated home, workdir and timeout.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,12 @@ from realkit import RunFn
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import InstallError
 from tackroom.install import install
+from tackroom.plan import DEFAULT_API_KEY
 from tackroom.run.result import Result
 from tackroom.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
 
 
 @pytest.fixture(scope="session")
@@ -66,3 +70,40 @@ def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: P
         return run(harness, prompt, workdir=workdir, runs_dir=tmp_path / "runs", environ=environ, **kwargs)
 
     return go
+
+
+@pytest.fixture
+def record(request: pytest.FixtureRequest, harness: Adapter, workdir: Path) -> Callable[[Result, str], None]:
+    """With ``--update-golden``, save a run's raw output as a golden stream for its family."""
+
+    def save(result: Result, case: str) -> None:
+        if not request.config.getoption("--update-golden"):
+            return
+        target = GOLDEN / harness.family / f"{harness.name}-{case}"
+        target.mkdir(parents=True, exist_ok=True)
+        scrub = _scrubber(workdir, result.run_dir)
+        stream = (result.run_dir / "stdout.log").read_text(encoding="utf-8")
+        (target / "stream.jsonl").write_text(scrub(stream), encoding="utf-8")
+        stderr = (result.run_dir / "stderr.log").read_text(encoding="utf-8")
+        if stderr.strip():
+            (target / "stderr.txt").write_text(scrub(stderr), encoding="utf-8")
+        meta = {"adapter": harness.name, "version": result.harness_version, "exit_code": result.exit_code}
+        (target / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+    return save
+
+
+def _scrubber(workdir: Path, run_dir: Path) -> Callable[[str], str]:
+    pairs = [
+        (str(run_dir), "<run>"),
+        (str(workdir), "<workdir>"),
+        (str(Path.home()), "<home>"),
+        (DEFAULT_API_KEY, "<secret>"),
+    ]
+
+    def scrub(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+
+    return scrub

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tackroom.adapters.resolve import resolve_builtins
 from tackroom.run.result import Result
 
-#: The harnesses that install and run on this machine (the others are data, tested on fixtures).
-REAL = ["claude-code"]
+#: The harnesses that install and run here: every built-in verified on a real binary with an
+#: install recipe. The others (crush, cursor, kiro, goose, antigravity) are data, unverified.
+REAL = sorted(name for name, a in resolve_builtins().items() if a.spec.verified_with and a.spec.install)
 
 
 RunFn = Callable[..., Result]
+Recorder = Callable[[Result, str], None]
 
 
 def processes_in(directory: Path) -> list[int]:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from realkit import REAL, RunFn, processes_in
+from realkit import REAL, Recorder, RunFn, processes_in
 
 from tackroom.adapters.resolve import Adapter
 from tackroom.families import get_family
@@ -29,22 +29,26 @@ def auto(harness: Adapter) -> dict[str, object]:
 
 
 @harnesses
-def test_plain_text_arrives_as_final_text(harness: Adapter, run_harness: RunFn) -> None:
+def test_plain_text_arrives_as_final_text(harness: Adapter, run_harness: RunFn, record: Recorder) -> None:
     text = f"TACKROOM-TEXT-{harness.name}"
     result = run_harness("say the magic words", mock_text=text)
+    record(result, "text")
     assert result.ok, result.error
     assert result.final_text is not None and result.final_text.strip() == text
     assert result.harness_version == harness.spec.verified_with
 
 
 @harnesses
-def test_shell_round_trip_changes_the_workdir(harness: Adapter, run_harness: RunFn, workdir: Path) -> None:
+def test_shell_round_trip_changes_the_workdir(
+    harness: Adapter, run_harness: RunFn, workdir: Path, record: Recorder
+) -> None:
     if harness.spec.tools.shell is None:
         pytest.skip(f"{harness.name} has no shell tool (its adapter's [tools] has no shell)")
     script = Script(
         [Turn.call("shell", {"command": "echo tackroom-was-here > proof.txt"}), Turn.reply("DONE")]
     )
     result = run_harness("write the proof file", mock=script, options=auto(harness))
+    record(result, "shell")
     assert result.ok, result.error
     assert (workdir / "proof.txt").read_text().strip() == "tackroom-was-here"
     assert any(isinstance(e, ToolCall) for e in result.events)
@@ -53,9 +57,10 @@ def test_shell_round_trip_changes_the_workdir(harness: Adapter, run_harness: Run
 
 
 @harnesses
-def test_usage_from_the_mock_appears_exactly(harness: Adapter, run_harness: RunFn) -> None:
+def test_usage_from_the_mock_appears_exactly(harness: Adapter, run_harness: RunFn, record: Recorder) -> None:
     figures = Usage(input=321, output=54, cache_read=21, cache_write=5, reasoning=3)
     result = run_harness("count tokens", mock=Script([Turn.reply("counted", usage=figures)]))
+    record(result, "usage")
     assert result.ok, result.error
     wire = harness.spec.model_endpoint.wire_api if harness.spec.model_endpoint else None
     # Anthropic's input_tokens excludes cache reads; the other wires count them in the prompt.
@@ -74,10 +79,10 @@ def test_usage_from_the_mock_appears_exactly(harness: Adapter, run_harness: RunF
 
 
 @harnesses
-def test_injected_model_error_is_a_failure(harness: Adapter, run_harness: RunFn) -> None:
-    result = run_harness(
-        "fail please", mock=Script([Turn.error(400, "TACKROOM-INJECTED-ERROR")]), timeout_s=90
-    )
+def test_injected_model_error_is_a_failure(harness: Adapter, run_harness: RunFn, record: Recorder) -> None:
+    script = Script([Turn.error(400, "TACKROOM-INJECTED-ERROR")])
+    result = run_harness("fail please", mock=script, timeout_s=90)
+    record(result, "error")
     assert not result.timed_out, "a 400 must fail the run, not hang it"
     assert result.model_failed, (result.exit_code, result.final_text, result.error)
     assert not result.ok and result.error
