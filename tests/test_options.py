@@ -105,3 +105,19 @@ def test_isolated_home_relocates_config() -> None:
     env = adapter.plan("hi", workdir=Path("/w"), home=Path("/r/home"), environ={"HOME": "/real"}).environ()
     assert env["HOME"] == "/r/home" and env["CLAUDE_CONFIG_DIR"] == "/r/home/.claude"
     assert env["TMPDIR"] == "/r/tmp" and env["XDG_CONFIG_HOME"] == "/r/home/.config"
+
+
+def test_secret_names() -> None:
+    from tackroom.plan import is_secret_name
+
+    for name in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "GITHUB_TOKEN",
+        "MY_SECRET",
+        "KEY",
+        "AWS_PASSWORD",
+    ):
+        assert is_secret_name(name), name
+    for name in ("GOOSE_DISABLE_KEYRING", "PATH", "MONKEY_MODE", "AUTHOR"):
+        assert not is_secret_name(name), name

@@ -1,9 +1,9 @@
 """``tackroom install``: harnesses from their adapter's npm or pip recipe, into a managed prefix.
 
-Each install lands in ``$XDG_DATA_HOME/tackroom/harnesses/<harness>/<version>/``:
-built in a sibling temp directory, checked (the executable must run
-``version_argv``), then renamed into place with a marker file, so a prefix
-either is complete or does not exist, and installing again is a no-op.
+Each install lands in ``$XDG_DATA_HOME/tackroom/harnesses/<harness>/<version>/``,
+is checked (the executable must run ``version_argv``), and only then gets its
+marker file: a prefix without a marker is incomplete and is redone, one with a
+marker makes installing again a no-op.
 """
 
 from __future__ import annotations
@@ -82,17 +82,19 @@ def install(
         if executable.exists():
             return Installed(adapter.name, adapter.harness, version, prefix, executable, True, 0.0)
     report = progress or (lambda _line: None)
-    staging = prefix.with_name(f".{version}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    # Installed straight into its prefix (a virtualenv cannot be moved after it is made); the
+    # marker, written last, is what makes a prefix count as installed, so a failed or
+    # interrupted install is simply redone.
+    shutil.rmtree(prefix, ignore_errors=True)
+    prefix.mkdir(parents=True)
     try:
         bin_dir = (
-            _npm(adapter, version, staging, env, report)
+            _npm(adapter, version, prefix, env, report)
             if recipe.npm
-            else _pip(adapter, version, staging, report)
+            else _pip(adapter, version, prefix, report)
         )
         name = recipe.bin or adapter.spec.executable
-        _check_runs(adapter, staging / bin_dir / name, version, env)
+        _check_runs(adapter, prefix / bin_dir / name, version, env)
         marker = {
             "adapter": adapter.name,
             "package": recipe.npm or recipe.pip or "",
@@ -100,11 +102,9 @@ def install(
             "executable": str(prefix / bin_dir / name),
             "bin_dir": str(prefix / bin_dir),
         }
-        (staging / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
-        shutil.rmtree(prefix, ignore_errors=True)
-        staging.rename(prefix)
+        (prefix / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(prefix, ignore_errors=True)
         raise
     executable = prefix / bin_dir / name
     return Installed(
