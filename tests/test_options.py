@@ -121,3 +121,23 @@ def test_secret_names() -> None:
         assert is_secret_name(name), name
     for name in ("GOOSE_DISABLE_KEYRING", "PATH", "MONKEY_MODE", "AUTHOR"):
         assert not is_secret_name(name), name
+
+
+def test_env_only_and_empty_flag_options(config_dir: Path) -> None:
+    (config_dir / "tackroom.toml").write_text(
+        '[adapter.claude-code.options]\nauto_accept = []\nmodel = { env = { CLAUDE_MODEL = "{{value}}" } }\n',
+        encoding="utf-8",
+    )
+    claude = load_adapters(config=config_dir)["claude-code"]
+    bare = claude.plan("hi", workdir=Path("/w"), home=None, environ=ENV)
+    plan = claude.plan(
+        "hi", options={"auto_accept": True, "model": "m1"}, workdir=Path("/w"), home=None, environ=ENV
+    )
+    assert plan.argv == bare.argv
+    assert plan.environ()["CLAUDE_MODEL"] == "m1"
+
+
+def test_value_option_needs_somewhere_to_go(config_dir: Path) -> None:
+    (config_dir / "tackroom.toml").write_text("[adapter.claude-code.options]\nmodel = []\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="needs argv or env"):
+        load_adapters(config=config_dir)

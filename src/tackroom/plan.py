@@ -303,12 +303,13 @@ def _render_option(template: Any, name: str, value: Any, env: dict[str, str]) ->
     kind = OPTION_KINDS[name]
     if kind == "flag" and not value:
         return []
+    items = value if kind == "list" else [str(value)]
     if isinstance(template, OptionSpec):
-        env.update(template.env)
+        for var, text in template.env.items():
+            env[var] = ",".join(templates.substitute(text, {"value": item}) for item in items)
     argv = option_argv(template)
     if kind == "flag":
         return list(argv)
-    items = value if kind == "list" else [str(value)]
     return [templates.substitute(element, {"value": item}) for item in items for element in argv]
 
 

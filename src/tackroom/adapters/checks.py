@@ -71,15 +71,16 @@ def _options(spec: AdapterSpec) -> Iterator[Finding]:
 
 def _option_template(key: tuple[str, ...], name: str, template: OptionTemplate) -> Iterator[Finding]:
     argv = option_argv(template)
-    if not argv:
-        yield key, "an option template needs at least one argv element"
+    env = template.env if isinstance(template, OptionSpec) else {}
+    flag = OPTION_KINDS[name] == "flag"
+    if not argv and not env and not flag:
+        yield key, "an option that takes a value needs argv or env to put it in"
     values = 0
-    for element in argv:
+    for element in [*argv, *env.values()]:
         problem = templates.check_names(element, frozenset({"value"}))
         if problem:
             yield key, problem
         values += templates.placeholders(element).count("value")
-    flag = OPTION_KINDS[name] == "flag"
     if flag and values:
         yield key, f"{name!r} is a flag option: its template takes no {{{{value}}}}"
     if not flag and not values:

@@ -58,7 +58,6 @@ OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
 }
 
 
-
 class Strict(BaseModel):
     """Base of every schema model: unknown keys are errors, values are frozen."""
 
@@ -66,12 +65,16 @@ class Strict(BaseModel):
 
 
 class OptionSpec(Strict):
-    """An option rendering that needs more than argv elements."""
+    """An option rendering that needs more than argv elements.
+
+    A flag option may render nothing at all (``argv = []``): the harness
+    always behaves that way, so setting it is accepted and changes nothing.
+    """
 
     argv: Template = []
     """Elements inserted at the option's ``{{opt.<name>}}`` slot."""
     env: dict[EnvName, str] = {}
-    """Environment variables set when the option is used (e.g. a flag the harness refuses as root)."""
+    """Variables set when the option is used; values may use ``{{value}}`` (list values comma-joined)."""
 
 
 OptionTemplate = Template | OptionSpec
