@@ -8,6 +8,8 @@ over many lines (a tool call started here and finished there).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from tackroom.trace.events import ErrorEvent, Event
@@ -44,6 +46,14 @@ class Family:
     def parser(self) -> StreamParser:
         """A fresh parser for one run."""
         return StreamParser()
+
+    def after_exit(self, home: Path | None, env: Mapping[str, str]) -> list[Event]:
+        """Events only the harness's files hold (e.g. usage it writes to its session log, not stdout).
+
+        ``home`` is the HOME the harness ran with (the run's own, when isolated) and
+        ``env`` its whole environment, for its relocation variables.
+        """
+        return []
 
     def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
         """A model failure visible only on stderr, if this harness reports one there."""

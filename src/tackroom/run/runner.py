@@ -249,6 +249,7 @@ async def _spawn(
     stderr = done.stderr_tail.decode("utf-8", errors="replace")
     (run_dir / "stderr.log").write_text(stderr, encoding="utf-8")
     emit(parser.close(done.exit_code))
+    emit(family.after_exit(Path(env["HOME"]) if "HOME" in env else None, env))
     stderr_error = family.stderr_error(stderr)
     if stderr_error is not None:
         emit([stderr_error])
