@@ -58,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "--write-file", nargs=2, metavar=("PATH", "TEXT"), help="write TEXT to PATH (cwd-relative)"
     )
     p.add_argument("--announce", action="store_true", help="print pids to stderr")
+    p.add_argument("--prompt", help="accepted and ignored, as a real harness would take its prompt")
     p.add_argument("--lifetime", type=float, default=60.0, help="upper bound on any sleep 'forever'")
     return p
 

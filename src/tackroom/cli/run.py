@@ -28,7 +28,7 @@ def run_command(
     base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this endpoint."),
     mock_log: Path | None = typer.Option(None, "--mock-log", help="Write every mock request as JSONL."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the run is killed."),
-    workdir: Path = typer.Option(Path("."), "--workdir", help="Working directory of the harness."),
+    workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the harness."),
     home: str = typer.Option("isolated", "--home", help="'isolated' (default) or 'real'."),
     credentials: bool = typer.Option(False, "--credentials", help="Copy the harness's real config in."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),

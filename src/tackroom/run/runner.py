@@ -74,8 +74,8 @@ async def arun(
     located = locate(resolved, environ)
     if located is None:
         raise HarnessNotFoundError(
-            f"{resolved.spec.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and not on "
-            f"PATH: run `tackroom install {resolved.name}`"
+            f"{resolved.spec.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
+            f"not on PATH: run `tackroom install {resolved.name}`"
         )
     if (mock is not None or mock_text is not None) and base_url is not None:
         raise RunError("choose one model endpoint: a mock script, mock text, or a base URL")

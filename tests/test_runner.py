@@ -1,0 +1,152 @@
+"""The runner end to end with the scripted fake harness: a real subprocess, no patching.
+
+An operator adapter extending claude-code points at ``tests/fakes/fake_harness.py``,
+which replays a stream recorded from the real claude binary, hangs, or fails on
+cue, so the runner's isolation, environment, timeout and result paths are
+exercised without any harness installed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from clikit import run_cli
+from tackroom.adapters.resolve import Adapter, load_adapters
+from tackroom.errors import HarnessNotFoundError
+from tackroom.mock import Script
+from tackroom.run.runner import run
+
+FAKE = Path(__file__).parent / "fakes" / "fake_harness.py"
+RECORDED = Path(__file__).parent / "golden" / "claude-code" / "claude-code-text" / "stream.jsonl"
+SLOTS = (
+    '"{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}", '
+    '"{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}", '
+    '"{{opt.reasoning_effort}}", "{{opt.resume}}"'
+)
+
+
+def fake_adapter(config_dir: Path, *args: str, name: str = "fake") -> Adapter:
+    argv = ", ".join(json.dumps(a) for a in args)
+    table = (
+        f'[adapter.{name}]\nextends = "claude-code"\nexecutable = "{FAKE}"\n'
+        f'one_shot = [{argv}{", " if argv else ""}"--prompt", "{{{{prompt}}}}", {SLOTS}]\n'
+    )
+    (config_dir / "adapters.d" / f"{name}.toml").write_text(table, encoding="utf-8")
+    return load_adapters(config=config_dir)[name]
+
+
+def test_replayed_stream_becomes_a_result(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(config_dir, "--replay", str(RECORDED))
+    seen: list[str] = []
+    result = run(
+        adapter, "hello", workdir=tmp_path, runs_dir=tmp_path / "runs", on_event=lambda e: seen.append(e.kind)
+    )
+    assert result.ok and result.exit_code == 0
+    assert result.final_text == "TACKROOM-TEXT-claude-code"
+    assert result.usage.input == 1234 and result.usage.reasoning is None
+    assert result.session_id and seen[0] == "session_started" and seen[-1] == "finished"
+    files = {p.name for p in result.run_dir.iterdir()}
+    assert {"home", "tmp", "stdout.log", "stderr.log", "events.jsonl", "result.json"} <= files
+    saved = json.loads((result.run_dir / "result.json").read_text())
+    assert saved["final_text"] == result.final_text and saved["usage"]["reasoning"] == "not_reported"
+
+
+def test_environment_is_isolated_and_allowlisted(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(
+        config_dir, "--print-env", "HOME", "CLAUDE_CONFIG_DIR", "TMPDIR", "STRAY", "CLAUDECODE"
+    )
+    environ = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "real-home"), "STRAY": "x", "CLAUDECODE": "1"}
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs", environ=environ)
+    printed = dict(line.split("=", 1) for line in (result.run_dir / "stdout.log").read_text().splitlines())
+    home = result.run_dir / "home"
+    assert printed == {
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "TMPDIR": str(result.run_dir / "tmp"),
+    }
+    assert not (tmp_path / "real-home").exists()
+
+
+def test_mock_endpoint_reaches_the_harness(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(config_dir, "--print-env", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs", mock_text="hi")
+    printed = dict(line.split("=", 1) for line in (result.run_dir / "stdout.log").read_text().splitlines())
+    assert printed["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+    assert printed["ANTHROPIC_API_KEY"] == "sk-tackroom-mock"
+
+
+def test_timeout_kills_the_group_and_says_so(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(config_dir, "--replay", str(RECORDED), "--hang", "--spawn-children", "2")
+    started = time.monotonic()
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs", timeout_s=1.0)
+    assert time.monotonic() - started < 1.0 + 3.0 + 3.0
+    assert result.timed_out and not result.ok
+    assert result.error is not None and result.error.startswith("timed out after 1s")
+
+
+def test_a_failing_exit_is_explained(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(config_dir, "--stderr", "boom: no credentials", "--exit-code", "3")
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs")
+    assert result.exit_code == 3 and not result.ok and not result.model_failed
+    assert result.error == "exit code 3: boom: no credentials"
+
+
+def test_missing_executable_says_how_to_install(config_dir: Path, tmp_path: Path) -> None:
+    (config_dir / "tackroom.toml").write_text('[adapter.claude-code]\nexecutable = "claude-nowhere"\n')
+    adapter = load_adapters(config=config_dir)["claude-code"]
+    with pytest.raises(HarnessNotFoundError, match="tackroom install claude-code"):
+        run(adapter, "p", workdir=tmp_path, environ={"PATH": str(tmp_path)})
+
+
+def test_cli_json_events_and_exit_codes(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    done = run_cli("run", "fake", "hello", "--json", "--workdir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    for key in (
+        "exit_code",
+        "timed_out",
+        "duration_s",
+        "session_id",
+        "final_text",
+        "usage",
+        "model_failed",
+        "error",
+        "run_dir",
+        "harness_version",
+    ):
+        assert key in result
+    assert result["final_text"] == "TACKROOM-TEXT-claude-code"
+    events = run_cli("run", "fake", "hello", "--events", "--workdir", str(tmp_path))
+    kinds = [json.loads(line)["type"] for line in events.stdout.splitlines()]
+    assert kinds[0] == "session_started" and kinds[-2:] == ["finished", "result"]
+    people = run_cli("run", "fake", "hello", "--workdir", str(tmp_path))
+    assert "TACKROOM-TEXT-claude-code" in people.stdout and "ok" in people.stdout
+
+
+def test_cli_exit_code_follows_the_harness(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--exit-code", "7", name="seven")
+    assert run_cli("run", "seven", "p", "--json", "--workdir", str(tmp_path)).returncode == 7
+    fake_adapter(config_dir, "--hang", name="hangs")
+    done = run_cli("run", "hangs", "p", "--json", "--timeout", "1", "--workdir", str(tmp_path))
+    assert done.returncode == 124 and json.loads(done.stdout)["timed_out"] is True
+
+
+def test_cli_rejects_two_endpoints(tmp_path: Path) -> None:
+    done = run_cli("run", "claude-code", "p", "--mock-text", "x", "--base-url", "http://127.0.0.1:1")
+    assert done.returncode == 2
+
+
+def test_mock_server_is_stopped_after_the_run(config_dir: Path, tmp_path: Path) -> None:
+    adapter = fake_adapter(config_dir, "--print-env", "ANTHROPIC_BASE_URL")
+    script = Script.text("hi")
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs", mock=script)
+    url = (result.run_dir / "stdout.log").read_text().split("=", 1)[1].strip()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url + "/v1/models", timeout=2)
