@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tackroom.trace.events import ErrorEvent, Event
+from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
 
 
 class StreamParser:
@@ -25,6 +25,27 @@ class StreamParser:
     def close(self, exit_code: int | None) -> list[Event]:
         """Events once the process ended (e.g. a Finished event from accumulated text)."""
         return []
+
+
+class PlainTextParser(StreamParser):
+    """For harnesses with no structured output: stdout is the answer, reported once it ends.
+
+    Nothing is inferred from the text: no tool calls, no usage (``not_reported``).
+    A non-zero exit marks the run failed; a model failure hidden behind exit 0
+    needs family code that knows the harness's error text.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def feed(self, line: str) -> list[Event]:
+        self.lines.append(line)
+        return []
+
+    def close(self, exit_code: int | None) -> list[Event]:
+        text = "\n".join(self.lines).strip()
+        events: list[Event] = [AssistantText(text=text)] if text else []
+        return [*events, Finished(final_text=text or None, ok=exit_code == 0)]
 
 
 class Family:

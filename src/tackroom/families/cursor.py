@@ -1,12 +1,22 @@
-"""The cursor family."""
+"""The cursor family: UNVERIFIED. Cursor's CLI cannot be installed on this machine.
+
+Cursor documents ``-p --output-format stream-json`` with Claude-style line
+types (``system/init``, ``assistant``, ``result``), so the Claude stream
+parser reads it; no stream has been recorded from a real binary yet.
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+from tackroom.families.base import Family, StreamParser
+from tackroom.families.claude_code import ClaudeStreamParser
 
 
-class _Cursor(Family):
+class Cursor(Family):
     name = "cursor"
+    stream = "cursor-agent stream-json (claude-style, unverified here)"
+
+    def parser(self) -> StreamParser:
+        return ClaudeStreamParser()
 
 
-FAMILY = _Cursor()
+FAMILY = Cursor()
