@@ -41,10 +41,16 @@ class Origin(NamedTuple):
 
 @dataclass(frozen=True)
 class Adapter:
-    """A resolved, validated adapter: what the plan, the runner and the CLI all read."""
+    """A resolved, validated adapter: what the plan, the runner and the CLI all read.
+
+    ``effective`` is the validated table as JSON data; ``spec`` is the same as
+    typed models, built on first use (a cached load validated it already, and
+    most commands touch only one adapter's spec).
+    """
 
     name: str
-    spec: AdapterSpec
+    effective: Mapping[str, Any] = field(repr=False)
+    """The effective table as plain JSON data (aliases, defaults, no unset optionals)."""
     harness: str
     """The built-in at the root of this adapter's ``extends`` chain."""
     source: str
@@ -52,13 +58,38 @@ class Adapter:
     origins: Mapping[str, Origin] = field(repr=False)
     """Dotted key -> where that effective field came from."""
 
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: AdapterSpec, harness: str, source: str, origins: Mapping[str, Origin]
+    ) -> Adapter:
+        effective = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+        adapter = cls(name, effective, harness, source, origins)
+        adapter.__dict__["spec"] = spec
+        return adapter
+
+    @cached_property
+    def spec(self) -> AdapterSpec:
+        from tackroom.adapters.schema import AdapterSpec
+
+        return AdapterSpec.model_validate(self.effective)
+
     @property
     def family(self) -> str:
-        return self.spec.family
+        return str(self.effective["family"])
 
     @property
     def extends(self) -> str | None:
-        return self.spec.extends
+        extends = self.effective.get("extends")
+        return str(extends) if extends is not None else None
+
+    @property
+    def executable(self) -> str:
+        return str(self.effective["executable"])
+
+    @property
+    def verified_with(self) -> str | None:
+        version = self.effective.get("verified_with")
+        return str(version) if version is not None else None
 
     @property
     def provenance(self) -> dict[str, str]:
@@ -66,16 +97,24 @@ class Adapter:
         return {key: origin.label for key, origin in self.origins.items()}
 
     @cached_property
-    def effective(self) -> dict[str, Any]:
-        """The effective table as plain JSON data (aliases, no unset optionals)."""
-        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    @cached_property
     def hash(self) -> str:
         """SHA-256 over the canonical JSON of what this adapter runs (not its name or lineage)."""
         data = {k: v for k, v in self.effective.items() if k != "extends"}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def to_cache(self) -> dict[str, Any]:
+        return {
+            "effective": self.effective,
+            "harness": self.harness,
+            "source": self.source,
+            "origins": {key: list(origin) for key, origin in self.origins.items()},
+        }
+
+    @classmethod
+    def from_cache(cls, name: str, data: Mapping[str, Any]) -> Adapter:
+        origins = {key: Origin(*value) for key, value in data["origins"].items()}
+        return cls(name, data["effective"], data["harness"], data["source"], origins)
 
     def plan(
         self,
@@ -111,7 +150,9 @@ def identity_variables() -> list[str]:
     A harness started from inside another harness's session must not inherit
     that session's identity, so every child has all of these removed.
     """
-    names = {name for adapter in resolve_builtins().values() for name in adapter.spec.env.scrub}
+    names = {
+        name for adapter in resolve_builtins().values() for name in adapter.effective["env"].get("scrub", [])
+    }
     return sorted(names)
 
 
@@ -137,6 +178,14 @@ class AdapterSet(Mapping[str, Adapter]):
     def builtin(self, name: str) -> Adapter:
         """The built-in adapter ``name`` with no operator table applied."""
         return resolve_builtins()[name]
+
+    def to_cache(self) -> dict[str, Any]:
+        return {"files": list(self.files), "adapters": {n: a.to_cache() for n, a in self._adapters.items()}}
+
+    @classmethod
+    def from_cache(cls, data: Mapping[str, Any]) -> AdapterSet:
+        adapters = {name: Adapter.from_cache(name, item) for name, item in data["adapters"].items()}
+        return cls(adapters, tuple(data["files"]))
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -176,24 +225,66 @@ def load_adapters(
     is checked: a project file may select an adapter, never define one.
     """
     directory = config if config is not None else config_dir(env)
-    resolver = _Resolver()
-    resolver.add_builtins()
-    for path in operator_files(directory):
-        resolver.add_operator(path)
+    files = operator_files(directory)
     project_file = find_project_file(project) if project is not None else None
-    if project_file is not None and project_file.parent.resolve() != directory.resolve():
-        resolver.check_project(project_file)
-    return resolver.resolve()
+    if project_file is not None and project_file.parent.resolve() == directory.resolve():
+        project_file = None
+    return _load(files, project_file)
 
 
 def resolve_builtins() -> AdapterSet:
-    """The built-in adapters alone (cached: they ship with the package)."""
+    """The built-in adapters alone, as they ship with the package."""
     global _BUILTINS
     if _BUILTINS is None:
-        resolver = _Resolver()
-        resolver.add_builtins()
-        _BUILTINS = resolver.resolve()
+        _BUILTINS = _load([], None)
     return _BUILTINS
+
+
+def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
+    """Resolve, or reuse the last resolution of exactly these inputs.
+
+    Resolving parses every table and validates every adapter, which costs more
+    than the rest of a CLI command. The validated result only changes when an
+    input changes, so it is cached under ``$XDG_CACHE_HOME/tackroom/``, keyed
+    on the size and modification time of every input: the built-in tables, the
+    adapter code, the operator files and the project file. A load that fails
+    is never cached, so errors are reported every time. ``TACKROOM_NO_CACHE=1``
+    skips the cache.
+    """
+    if os.environ.get("TACKROOM_NO_CACHE"):
+        return _resolve(files, project_file)
+    from tackroom import __version__
+    from tackroom._files import cache_dir, read_json, write_json
+
+    code = Path(__file__).parent
+    inputs = [*sorted(BUILTIN_DIR.glob("*.toml")), *sorted(code.glob("*.py")), *files]
+    inputs += [project_file] if project_file is not None else []
+    key = _stat_key([__version__, *map(str, inputs)], inputs)
+    name = hashlib.sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
+    path = cache_dir() / f"adapters-{name}.json"
+    cached = read_json(path)
+    if cached.get("key") == key:
+        return AdapterSet.from_cache(cached)
+    adapters = _resolve(files, project_file)
+    write_json(path, {"key": key, **adapters.to_cache()})
+    return adapters
+
+
+def _stat_key(parts: list[str], files: list[Path]) -> str:
+    for path in files:
+        stat = path.stat()
+        parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _resolve(files: list[Path], project_file: Path | None) -> AdapterSet:
+    resolver = _Resolver()
+    resolver.add_builtins()
+    for path in files:
+        resolver.add_operator(path)
+    if project_file is not None:
+        resolver.check_project(project_file)
+    return resolver.resolve()
 
 
 _BUILTINS: AdapterSet | None = None
@@ -404,7 +495,7 @@ class _Resolver:
         if findings:
             return None
         origins = {".".join(k): v for k, v in item.origins.items()}
-        return Adapter(name, spec, item.harness, item.source, origins)
+        return Adapter.from_spec(name, spec, item.harness, item.source, origins)
 
     def _report(self, name: str, item: _Merged, key: KeyPath, message: str) -> None:
         origin = item.origin_of(key)
