@@ -6,11 +6,12 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tackroom.mock import MockServer, Script, ToolVocabulary, load_script, load_vocabulary
+if TYPE_CHECKING:  # the server is imported when it serves, not on every tackroom command
+    from tackroom.mock import Script, ToolVocabulary
 
 app = typer.Typer(help="The keyless mock model server.", no_args_is_help=True)
 
@@ -30,6 +31,8 @@ def serve(
     tools: Annotated[Path | None, typer.Option(help="Tool vocabulary TOML (neutral to harness).")] = None,
 ) -> None:
     """Serve until Ctrl-C, printing the base URL first."""
+    from tackroom.mock import MockServer
+
     if script is not None and text is not None:
         raise typer.BadParameter("give --script or --text, not both")
     # A bad script or vocabulary raises MockScriptError, which the tackroom CLI edge reports.
@@ -47,12 +50,16 @@ def serve(
 
 
 def _script(path: Path | None, text: str | None) -> Script | None:
+    from tackroom.mock import Script, load_script
+
     if text is not None:
         return Script.text(text)
     return load_script(path) if path is not None else None
 
 
 def _vocabulary(path: Path | None) -> ToolVocabulary | None:
+    from tackroom.mock import load_vocabulary
+
     return load_vocabulary(path) if path is not None else None
 
 
