@@ -54,6 +54,12 @@ def harness(request: pytest.FixtureRequest, harness_data: Path) -> Adapter:
 
 
 @pytest.fixture
+def harness_environ(harness_data: Path) -> dict[str, str]:
+    """The environment a run starts from: the caller's, with the shared harness installs."""
+    return {**os.environ, "XDG_DATA_HOME": str(harness_data)}
+
+
+@pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()

@@ -185,6 +185,16 @@ class Capability(Strict):
     """The renderer engine that writes this capability."""
     format: Literal["markdown", "toml"] | None = None
     """File format of each item for the ``dir`` engine."""
+    extension: str | None = None
+    """File name ending of each item for the ``dir`` engine (default ``.md`` or ``.toml``)."""
+    frontmatter: dict[str, str] = {}
+    """Fixed keys every item carries for this harness (e.g. a subagent's ``mode = "subagent"``)."""
+    arguments: str | None = None
+    """How a command's body spells its arguments placeholder (default ``$ARGUMENTS``)."""
+    tools: Literal["csv", "list"] | None = None
+    """How a subagent's tools are written: one comma-separated string or a list; absent = not written."""
+    invoke: str | None = None
+    """How a headless prompt invokes a command, with ``{name}`` and ``{args}`` (default ``/{name} {args}``)."""
 
 
 class HookTemplate(Strict):

@@ -39,6 +39,8 @@ class Result:
     harness_version: str | None
     events: tuple[Event, ...] = field(default=(), repr=False)
     stderr_tail: str = field(default="", repr=False)
+    dropped: tuple[str, ...] = ()
+    """Profile items the harness cannot express, by name and reason."""
 
     @property
     def ok(self) -> bool:
@@ -62,6 +64,7 @@ class Result:
             "run_dir": str(self.run_dir),
             "harness_version": self.harness_version,
             "argv": list(self.argv),
+            "dropped": list(self.dropped),
         }
 
 

@@ -31,6 +31,7 @@ from tackroom.trace.events import Event
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
     from tackroom.mock import MockServer, Script, ToolVocabulary
+    from tackroom.profile.model import Profile
 
 EventCallback = Callable[[Event], None]
 HomeMode = Literal["isolated", "real"]
@@ -58,6 +59,7 @@ async def arun(
     adapters: AdapterSet | None = None,
     runs_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    profile: Profile | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -66,7 +68,10 @@ async def arun(
     endpoint; with neither the harness uses its own defaults and the caller's
     keys (passed by name only). ``home="real"`` runs against the caller's real
     home; ``credentials=True`` copies the harness's real config dirs into the
-    isolated home first.
+    isolated home first. ``profile`` is rendered natively into the isolated
+    home before the harness starts; what the harness cannot express is dropped
+    by name (``Result.dropped``), and the variables its MCP servers and hooks
+    reference are passed through by name.
     """
     environ = os.environ if environ is None else environ
     workdir = (workdir or Path.cwd()).resolve()
@@ -91,15 +96,40 @@ async def arun(
         _prepare_home(resolved, run_dir, run_home, credentials, environ)
         _stage(plan.files)
         env = plan.environ()
+        dropped = _render_profile(profile, resolved, run_home, workdir, environ, env)
         if located.bin_dir is not None:
             # A managed install's runtime (node, bun) comes first, as it was installed with.
             env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
         argv = [str(located.path), *plan.argv[1:]]
         result = await _spawn(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
         version = located.version or probe_version(resolved, located)
-        result = replace(result, harness_version=version)
+        result = replace(result, harness_version=version, dropped=dropped)
         (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
         return result
+
+
+def _render_profile(
+    profile: Profile | None,
+    adapter: Adapter,
+    home: Path | None,
+    workdir: Path,
+    environ: Mapping[str, str],
+    env: dict[str, str],
+) -> tuple[str, ...]:
+    if profile is None:
+        return ()
+    from tackroom.profile.render import ProfileError, plan_render, referenced_variables, write
+
+    if home is None:
+        raise ProfileError(
+            "a profile is rendered into the run's isolated home; with --home real, write it yourself with "
+            "`tackroom profile render NAME --scope project`"
+        )
+    rendered = write(plan_render(profile, adapter, root=home, workdir=workdir))
+    for name in referenced_variables(profile.for_harness(adapter.harness)):
+        if name in environ:
+            env.setdefault(name, environ[name])
+    return tuple(str(drop) for drop in rendered.drops)
 
 
 def _resolve(adapter: str | Adapter, adapters: AdapterSet | None, workdir: Path) -> Adapter:

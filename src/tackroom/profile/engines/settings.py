@@ -1,0 +1,158 @@
+"""Engines that write keys into JSON settings: ``mcp-json`` and ``claude-settings`` (hooks).
+
+Both merge into files the harness shares with other settings, touching only
+their own keys (``mcpServers.<name>``; hook entries marked ``# tackroom:hook``).
+
+Hooks are translated with the adapter's three maps: neutral moment -> event
+name, neutral tools -> the matcher, and the inject/refuse templates. A hook
+wanting something the harness lacks is dropped by name, never substituted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.model import Hook, McpServer
+
+HOOK_MARK = "# tackroom:hook "
+TOOL_MOMENTS = ("before-tool", "after-tool")
+
+
+def mcp_entry(server: McpServer) -> dict[str, Any]:
+    """The common JSON shape of one server (Claude's ``.mcp.json``, Gemini, Qwen, Copilot)."""
+    if server.url is not None:
+        entry: dict[str, Any] = {"type": "http", "url": server.url}
+        return entry | ({"headers": dict(server.headers)} if server.headers else {})
+    entry = {"type": "stdio", "command": server.command, "args": list(server.args)}
+    return entry | ({"env": dict(server.env)} if server.env else {})
+
+
+def mcp_from_entry(name: str, entry: dict[str, Any]) -> McpServer:
+    if "url" in entry:
+        return McpServer(name, url=entry["url"], headers=tuple(sorted(entry.get("headers", {}).items())))
+    return McpServer(
+        name,
+        command=entry.get("command"),
+        args=tuple(entry.get("args", ())),
+        env=tuple(sorted(entry.get("env", {}).items())),
+    )
+
+
+def read_json(path: Any) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    return data if isinstance(data, dict) else {}
+
+
+class McpJson(Engine):
+    name = "mcp-json"
+    key = "mcpServers"
+
+    def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
+        servers = {s.name: self.entry(ctx, s) for s in items}
+        return [Output(ctx.path, data={self.key: servers}, format="json", merge=True)] if servers else []
+
+    def entry(self, ctx: Context, server: McpServer) -> dict[str, Any]:
+        return mcp_entry(server)
+
+    def parse(self, ctx: Context) -> list[McpServer]:
+        servers = read_json(ctx.path).get(self.key, {})
+        return [mcp_from_entry(name, entry) for name, entry in sorted(servers.items())]
+
+
+class ClaudeSettings(Engine):
+    """Hooks in Claude Code's settings shape (also Codex's hooks.json and Qwen's settings)."""
+
+    name = "claude-settings"
+
+    def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
+        events: dict[str, list[dict[str, Any]]] = {}
+        for hook in items:
+            entry = hook_entry(ctx, hook)
+            if entry is not None:
+                event, group = entry
+                events.setdefault(event, []).append(group)
+        return [Output(ctx.path, data={"hooks": events}, format="json", merge=True)] if events else []
+
+    def parse(self, ctx: Context) -> list[Hook]:
+        hooks = []
+        for event, groups in read_json(ctx.path).get("hooks", {}).items():
+            for group in groups:
+                for handler in group.get("hooks", []):
+                    hook = parse_hook(ctx, event, group.get("matcher"), handler.get("command", ""))
+                    if hook is not None:
+                        hooks.append(hook)
+        return sorted(hooks, key=lambda h: h.name)
+
+
+def hook_entry(ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:
+    """(event name, the settings group) for one hook, or None after dropping it by name."""
+    hooks = ctx.capability
+    events = getattr(hooks, "events", {})
+    event = events.get(hook.moment)
+    if event is None:
+        ctx.drop("hook", hook.name, f"{hook.moment} unsupported")
+        return None
+    command = hook_command(ctx, hook, event)
+    if command is None:
+        return None
+    group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+    if hook.moment in TOOL_MOMENTS:
+        names = [ctx.tool_name(t) for t in hook.matcher]
+        if None in names:
+            ctx.drop(
+                "hook",
+                hook.name,
+                f"no tool {', '.join(t for t, n in zip(hook.matcher, names, strict=True) if not n)} here",
+            )
+            return None
+        group = {"matcher": "|".join(str(n) for n in names) if names else "*", **group}
+    return event, group
+
+
+def hook_command(ctx: Context, hook: Hook, event: str) -> str | None:
+    """The shell command a hook runs, ending in its name marker so it parses back."""
+    if hook.action == "command":
+        return f"{hook.command} {HOOK_MARK}{hook.name}"
+    template = getattr(ctx.capability, hook.action, None)
+    if template is None:
+        ctx.drop("hook", hook.name, f"{hook.moment} {hook.action} unsupported")
+        return None
+    text = template.template.replace("{{event}}", event).replace("{{text}}", shlex.quote(hook.text or ""))
+    return f"{text} {HOOK_MARK}{hook.name}"
+
+
+def parse_hook(ctx: Context, event: str, matcher: str | None, command: str) -> Hook | None:
+    """The neutral hook a rendered command came from (None for hooks tackroom did not write)."""
+    body, mark, name = command.rpartition(" " + HOOK_MARK)
+    if not mark:
+        return None
+    events = getattr(ctx.capability, "events", {})
+    moment = next((m for m, e in events.items() if e == event), None)
+    if moment is None:
+        return None
+    tools: tuple[str, ...] = ()
+    if matcher and matcher != "*":
+        tools = tuple(ctx.neutral_tool(n) or n for n in matcher.split("|"))
+    for action in ("inject", "refuse"):
+        template = getattr(ctx.capability, action, None)
+        text = template and _match_template(template.template, event, body)
+        if text is not None:
+            return Hook(name, moment, action, text=text, matcher=tools)
+    return Hook(name, moment, "command", command=body, matcher=tools)
+
+
+def _match_template(template: str, event: str, command: str) -> str | None:
+    parts = template.replace("{{event}}", event).split("{{text}}")
+    pattern = "(.*)".join(re.escape(p) for p in parts)
+    found = re.fullmatch(pattern, command, re.DOTALL)
+    if found is None or not found.groups():
+        return None
+    words = shlex.split(found.group(1))
+    return words[0] if len(words) == 1 else None
