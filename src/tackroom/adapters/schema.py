@@ -194,7 +194,7 @@ class Capability(Strict):
     tools: Literal["csv", "list"] | None = None
     """How a subagent's tools are written: one comma-separated string or a list; absent = not written."""
     invoke: str | None = None
-    """How a headless prompt invokes a command, with ``{name}`` and ``{args}`` (default ``/{name} {args}``)."""
+    """How a headless prompt invokes a command: ``{name}`` and ``{args}`` (default ``/{name} {args}``)."""
 
 
 class HookTemplate(Strict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 TOOL = {
@@ -28,7 +29,7 @@ TOOL = {
 def log(message: dict[str, Any]) -> None:
     path = os.environ.get("TR_MCP_LOG")
     if path:
-        with open(path, "a", encoding="utf-8") as out:
+        with Path(path).open("a", encoding="utf-8") as out:
             out.write(json.dumps({"pid": os.getpid(), **message}) + "\n")
 
 
