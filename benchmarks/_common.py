@@ -22,7 +22,9 @@ def time_process(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None =
     return elapsed
 
 
-def interleaved(commands: Mapping[str, Sequence[str]], env: Mapping[str, str], runs: int) -> dict[str, list[float]]:
+def interleaved(
+    commands: Mapping[str, Sequence[str]], env: Mapping[str, str], runs: int
+) -> dict[str, list[float]]:
     """Run every command once per round, ``runs`` rounds, so load drift hits all of them alike."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import interleaved, machine, median_ms, time_process, write_section  # noqa: E402
+from _common import interleaved, machine, median_ms, time_process, write_section
 
 RENDER_ALL = (
     "import os, pathlib\n"
@@ -42,7 +42,14 @@ def main() -> None:
         commands = {
             "python -c pass": [python, "-c", "pass"],
             "tackroom adapters list --json": [tackroom, "adapters", "list", "--json"],
-            "adapters list --json, no cache": ["env", "TACKROOM_NO_CACHE=1", tackroom, "adapters", "list", "--json"],
+            "adapters list --json, no cache": [
+                "env",
+                "TACKROOM_NO_CACHE=1",
+                tackroom,
+                "adapters",
+                "list",
+                "--json",
+            ],
             "resolve + render every built-in": [python, "-c", RENDER_ALL],
         }
         time_process(commands["tackroom adapters list --json"], env)  # fills the catalog cache

@@ -113,7 +113,7 @@ class _Reader:
         return False
 
     def _frontmatter(self, path: Path) -> tuple[dict[str, Any], str, dict[str, int]]:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
         if not text.startswith("---\n"):
             return {}, text, {}
         end = text.find("\n---\n", 3)

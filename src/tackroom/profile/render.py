@@ -217,7 +217,8 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
         old = out.get(key)
         if isinstance(value, dict) and isinstance(old, dict):
             out[key] = _merge(old, value)
-        elif isinstance(value, list) and isinstance(old, list):
+        elif isinstance(value, list) and isinstance(old, list) and any(_ours(g) for g in value):
+            # A hook event's groups: the user's stay, tackroom's are replaced.
             out[key] = [g for g in old if not _ours(g)] + value
         else:
             out[key] = value

@@ -31,7 +31,7 @@ class Concat(Engine):
     def parse(self, ctx: Context) -> list[Rule]:
         if not ctx.path.is_file():
             return []
-        text = ctx.path.read_text(encoding="utf-8")
+        text = ctx.path.read_bytes().decode("utf-8")
         rules = [Rule(name, body) for name, body in _SECTION.findall(text)]
         rest = _SECTION.sub("", text).strip()
         if rest:  # a document tackroom did not write: keep it whole, named after its file
@@ -96,7 +96,7 @@ class Dir(Engine):
     def _parse_skills(self, ctx: Context) -> list[Skill]:
         skills = []
         for skill_dir in sorted(p for p in ctx.path.iterdir() if (p / "SKILL.md").is_file()):
-            data, body = split_frontmatter((skill_dir / "SKILL.md").read_text(encoding="utf-8"))
+            data, body = split_frontmatter((skill_dir / "SKILL.md").read_bytes().decode("utf-8"))
             files = tuple(
                 (str(p.relative_to(skill_dir)), p.read_bytes())
                 for p in sorted(skill_dir.rglob("*"))
@@ -141,10 +141,10 @@ class Dir(Engine):
             if ctx.capability.format == "toml":
                 import tomllib
 
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                data = tomllib.loads(path.read_bytes().decode("utf-8"))
                 body = str(data.get("developer_instructions", ""))
             else:
-                data, body = split_frontmatter(path.read_text(encoding="utf-8"))
+                data, body = split_frontmatter(path.read_bytes().decode("utf-8"))
             raw = data.get("tools", [])
             names = [t.strip() for t in raw.split(",")] if isinstance(raw, str) else list(raw)
             tools = tuple(ctx.neutral_tool(n) or n for n in names if n)
@@ -179,10 +179,10 @@ class Dir(Engine):
             if ctx.capability.format == "toml":
                 import tomllib
 
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                data = tomllib.loads(path.read_bytes().decode("utf-8"))
                 body = str(data.get("prompt", ""))
             else:
-                data, body = split_frontmatter(path.read_text(encoding="utf-8"))
+                data, body = split_frontmatter(path.read_bytes().decode("utf-8"))
             body = body.replace(self._arguments(ctx), ARGUMENTS)
             commands.append(Command(name, str(data.get("description", "")), body))
         return commands
