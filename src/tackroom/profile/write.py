@@ -47,8 +47,8 @@ def write_profile(profile: Profile, into: Path) -> list[Path]:
     ]
     if conflicts:
         raise ProfileError(
-            f"not importing into {into}: these profile files exist with other content: {', '.join(conflicts)}; "
-            "import into an empty directory (--into) or move them aside"
+            f"not importing into {into}: these profile files exist with other content: "
+            f"{', '.join(conflicts)}; import into an empty directory (--into) or move them aside"
         )
     written = []
     for rel, data in files.items():
