@@ -12,8 +12,9 @@ import traceback
 
 import typer
 
-from tackroom.cli import adapters, mock
+from tackroom.cli import adapters, mock, profile
 from tackroom.cli.install import install_command
+from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
 
 app = typer.Typer(
@@ -25,6 +26,8 @@ app = typer.Typer(
 )
 app.add_typer(adapters.app, name="adapters")
 app.add_typer(mock.app, name="mock")
+app.add_typer(profile.app, name="profile")
+app.command("probe")(probe_command)
 app.command("install")(install_command)
 app.command("run")(run_command)
 

@@ -31,6 +31,7 @@ def run_command(
     workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the harness."),
     home: str = typer.Option("isolated", "--home", help="'isolated' (default) or 'real'."),
     credentials: bool = typer.Option(False, "--credentials", help="Copy the harness's real config in."),
+    profile: list[Path] = typer.Option([], "--profile", help="Render this profile into the run's home."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     events: bool = typer.Option(False, "--events", help="Stream normalized events as JSONL."),
 ) -> None:
@@ -46,6 +47,11 @@ def run_command(
     if model:
         options["model"] = model
     live = None if as_json or events else _Live(console())
+    loaded = None
+    if profile:
+        from tackroom.cli.profile import load
+
+        loaded = load(profile)
     result = run(
         name,
         prompt,
@@ -59,7 +65,11 @@ def run_command(
         home=home,
         credentials=credentials,
         on_event=_jsonl if events else (live.event if live else None),
+        profile=loaded,
     )
+    err = console(stderr=True)
+    for drop in result.dropped:
+        err.print(f"[yellow]{drop}[/]", highlight=False)
     if as_json:
         print_json(result.to_json())
     elif events:

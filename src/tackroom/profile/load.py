@@ -101,10 +101,10 @@ class _Reader:
             if path.suffix != ".md" or not path.is_file():
                 self.problem(path, "", "expected only <name>.md files here")
                 continue
-            if self._name_ok(path, path.stem):
-                item = make(path, *self._frontmatter(path))
-                if item is not None:
-                    yield item
+            parsed = self._frontmatter(path) if self._name_ok(path, path.stem) else None
+            item = make(path, *parsed) if parsed is not None else None
+            if item is not None:
+                yield item
 
     def _name_ok(self, path: Path, name: str) -> bool:
         if NAME.match(name) and ".." not in name:
@@ -112,14 +112,15 @@ class _Reader:
         self.problem(path, "name", f"bad name {name!r}: lowercase letters, digits, '.', '_' and '-' only")
         return False
 
-    def _frontmatter(self, path: Path) -> tuple[dict[str, Any], str, dict[str, int]]:
+    def _frontmatter(self, path: Path) -> tuple[dict[str, Any], str, dict[str, int]] | None:
+        """(data, body, key lines), or None after reporting a frontmatter that does not parse."""
         text = path.read_bytes().decode("utf-8")
         if not text.startswith("---\n"):
             return {}, text, {}
         end = text.find("\n---\n", 3)
         if end < 0:
             self.problem(path, "", "frontmatter opened with '---' is never closed", 1)
-            return {}, text, {}
+            return None
         raw, body = text[4 : end + 1], text[end + 5 :]
         lines = {
             m.group(1): n + 2
@@ -133,10 +134,10 @@ class _Reader:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             self.problem(path, "", f"bad frontmatter: {exc}".splitlines()[0], mark.line + 2 if mark else 1)
-            return {}, body, lines
+            return None
         if not isinstance(data, dict):
             self.problem(path, "", "frontmatter must be a mapping of keys to values", 2)
-            return {}, body, lines
+            return None
         return data, body, lines
 
     def _fields(
@@ -240,7 +241,10 @@ class _Reader:
             if not skill.is_file():
                 self.problem(skill_dir, "", "a skill directory needs a SKILL.md")
                 continue
-            data, body, lines = self._frontmatter(skill)
+            parsed = self._frontmatter(skill)
+            if parsed is None:
+                continue
+            data, body, lines = parsed
             allowed = {"name": "str", "description": "str", "harnesses": "list"}
             fields = self._fields(skill, data, lines, allowed, ("name", "description"))
             if fields is None or not self._same_name(skill, fields, skill_dir.name, lines):

@@ -1,0 +1,91 @@
+"""``tackroom profile``: render a neutral profile natively for a harness, or import one back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from tackroom.cli._output import console, print_json
+
+if TYPE_CHECKING:
+    from tackroom.profile.model import Profile
+
+app = typer.Typer(help="Render a neutral profile into a harness's native files, or import them back.")
+
+PROFILE_OPT = typer.Option(
+    [], "--profile", help="Profile directory; repeat to layer (default: global, then .tackroom/profile)."
+)
+
+
+def load(dirs: list[Path]) -> Profile:
+    """The profile from ``dirs``, or the default global + project layers."""
+    from tackroom.adapters.resolve import config_dir, resolve_builtins
+    from tackroom.profile.load import load_profile, profile_dirs
+
+    chosen = dirs or profile_dirs(Path.cwd(), config_dir())
+    return load_profile(chosen, harnesses=resolve_builtins())
+
+
+@app.command()
+def render(
+    name: str = typer.Argument(..., help="Adapter name."),
+    profile: list[Path] = PROFILE_OPT,
+    into: Path | None = typer.Option(None, "--into", help="Write under this directory (a home layout)."),
+    scope: str = typer.Option(
+        "home", "--scope", help="'home' (default) or 'project' (the repo's own files)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print what was rendered as JSON."),
+) -> None:
+    """Render the profile for one harness; without --into or --scope project, only show the plan."""
+    from tackroom.adapters.resolve import load_adapters
+    from tackroom.profile.render import plan_render, write
+
+    if scope not in ("home", "project"):
+        raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
+    adapter = load_adapters(project=Path.cwd())[name]
+    root = Path.cwd() if scope == "project" else (into or Path("<home>"))
+    rendered = plan_render(
+        load(profile), adapter, root=root, scope="project" if scope == "project" else "home"
+    )
+    if into is not None or scope == "project":
+        rendered = write(rendered)
+    err = console(stderr=True)
+    for drop in rendered.drops:
+        err.print(f"[yellow]{drop}[/]", highlight=False)
+    if as_json:
+        print_json(rendered.to_json() | {"written": [str(p) for p in rendered.written]})
+        return
+    out = console()
+    verb = "wrote" if rendered.written else "would write"
+    for output in rendered.outputs:
+        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), highlight=False)
+
+
+@app.command("import")
+def import_(
+    name: str = typer.Argument(..., help="Adapter name."),
+    from_: Path = typer.Option(Path.home(), "--from", help="The home (or project, with --scope) to read."),
+    into: Path = typer.Option(Path(".tackroom/profile"), "--into", help="Profile directory to write."),
+    scope: str = typer.Option("home", "--scope", help="'home' (default) or 'project'."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
+) -> None:
+    """Read a harness's native files back into a neutral profile (never overwriting a profile file)."""
+    from tackroom.adapters.resolve import load_adapters
+    from tackroom.profile.render import import_profile
+    from tackroom.profile.write import write_profile
+
+    if scope not in ("home", "project"):
+        raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
+    adapter = load_adapters(project=Path.cwd())[name]
+    found = import_profile(adapter, root=from_, scope="project" if scope == "project" else "home")
+    written = write_profile(found, into)
+    counts = {k: len(getattr(found, k)) for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")}
+    if as_json:
+        print_json(
+            {"adapter": name, "into": str(into), "found": counts, "written": [str(p) for p in written]}
+        )
+        return
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"
+    console().print(f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}")
