@@ -1,12 +1,29 @@
-"""Renderer engines by name: generic code that adapter data selects (``render = "..."``)."""
+"""Renderer engines by name: generic code that adapter data selects (``render = "..."``).
+
+Each engine module lists the engines it defines in ``ENGINES``; this registry
+collects them, so adding an engine is one module and one name here.
+"""
 
 from __future__ import annotations
 
-from tackroom.profile.engines.base import Engine
-from tackroom.profile.engines.files import Concat, Dir
-from tackroom.profile.engines.settings import ClaudeSettings, McpJson
+from importlib import import_module
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (Concat(), Dir(), McpJson(), ClaudeSettings())}
+from tackroom.profile.engines.base import Engine
+
+_MODULES = ("files", "settings", "codex", "gemini", "opencode", "copilot", "extension")
+
+
+def _collect() -> dict[str, Engine]:
+    found: dict[str, Engine] = {}
+    for name in _MODULES:
+        for engine_ in import_module(f"tackroom.profile.engines.{name}").ENGINES:
+            if engine_.name in found:
+                raise RuntimeError(f"renderer {engine_.name!r} is defined twice")
+            found[engine_.name] = engine_
+    return found
+
+
+ENGINES: dict[str, Engine] = _collect()
 
 
 def engine(name: str) -> Engine:

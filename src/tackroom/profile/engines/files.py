@@ -186,3 +186,6 @@ class Dir(Engine):
             body = body.replace(self._arguments(ctx), ARGUMENTS)
             commands.append(Command(name, str(data.get("description", "")), body))
         return commands
+
+
+ENGINES: list[Engine] = [Concat(), Dir()]

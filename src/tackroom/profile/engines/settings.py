@@ -156,3 +156,6 @@ def _match_template(template: str, event: str, command: str) -> str | None:
         return None
     words = shlex.split(found.group(1))
     return words[0] if len(words) == 1 else None
+
+
+ENGINES: list[Engine] = [McpJson(), ClaudeSettings()]
