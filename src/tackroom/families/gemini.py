@@ -1,12 +1,178 @@
-"""The gemini family."""
+"""The gemini family: Gemini CLI's ``--output-format stream-json`` (JSONL on stdout).
+
+Verified on Gemini CLI 0.61.0. Line types: ``init`` (session id, model),
+``message`` (``role`` user or assistant; assistant text arrives as
+``delta: true`` fragments), ``tool_use`` / ``tool_result`` (paired by
+``tool_id``), ``error`` (``severity`` warning or error; documented, not yet
+seen in a recorded run) and ``result`` (``status``, ``error``, run-wide
+``stats``).
+
+A model error ends the stream with ``result{status: "error"}`` and exit 144.
+With ``--output-format json`` the same failure is a JSON object on **stderr**
+instead, which :meth:`Gemini.stderr_error` reads.
+
+``stats`` are the run's totals. ``input_tokens`` counts cached tokens (the
+Gemini API's ``promptTokenCount`` does), so tackroom's ``input`` is
+``input_tokens - cached``. Thought tokens are not in the stream's stats (a
+mock answer with ``thoughtsTokenCount`` 3 showed only in ``total_tokens``), so
+reasoning is not reported, and nor are cache writes.
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+import json
+import re
+from typing import Any
+
+from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.families.codex import fresh_input
+from tackroom.trace.events import (
+    AssistantText,
+    ErrorEvent,
+    Event,
+    Finished,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
+
+_OBJECT_START = re.compile(r"^\{", re.MULTILINE)
 
 
-class _Gemini(Family):
+def gemini_usage(stats: Any) -> Usage:
+    """Usage from ``result.stats``."""
+    if not isinstance(stats, dict):
+        return Usage()
+    cached = int_or_none(stats.get("cached"))
+    return Usage(
+        input=fresh_input(int_or_none(stats.get("input_tokens")), cached),
+        output=int_or_none(stats.get("output_tokens")),
+        cache_read=cached,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _error_message(error: Any) -> str | None:
+    return _text(error.get("message")) if isinstance(error, dict) else None
+
+
+class GeminiStreamParser(StreamParser):
+    """Parses Gemini CLI stream-json, joining each assistant message's delta fragments."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._raw: list[str] = []
+        self._last_text: str | None = None
+
+    def feed(self, line: str) -> list[Event]:
+        data = json_line(line)
+        if data is None:
+            return []
+        kind = data.get("type")
+        if kind == "message":
+            return self._message(line, data)
+        # Any other line ends the assistant message being streamed.
+        return [*self._flush(), *self._structured(line, kind, data)]
+
+    def _structured(self, line: str, kind: Any, data: dict[str, Any]) -> list[Event]:
+        if kind == "init":
+            return [
+                SessionStarted(line, session_id=_text(data.get("session_id")), model=_text(data.get("model")))
+            ]
+        if kind == "tool_use":
+            name = _text(data.get("tool_name")) or ""
+            return [
+                ToolCall(line, name=name, call_id=_text(data.get("tool_id")), input=data.get("parameters"))
+            ]
+        if kind == "tool_result":
+            return [self._tool_result(line, data)]
+        if kind == "error":
+            message = _text(data.get("message")) or ""
+            return [ErrorEvent(line, message=message, fatal=data.get("severity") == "error")]
+        if kind == "result":
+            return self._result(line, data)
+        return []
+
+    def close(self, exit_code: int | None) -> list[Event]:
+        return self._flush()  # the process ended mid-message
+
+    def _message(self, line: str, data: dict[str, Any]) -> list[Event]:
+        text = _text(data.get("content"))
+        if data.get("role") != "assistant" or not text:
+            return []  # the user message is the prompt echoed back
+        if data.get("delta") is True:
+            self._parts.append(text)
+            self._raw.append(line)
+            return []
+        events = self._flush()
+        self._last_text = text
+        return [*events, AssistantText(line, text=text)]
+
+    def _flush(self) -> list[Event]:
+        if not self._parts:
+            return []
+        text, raw = "".join(self._parts), "\n".join(self._raw)
+        self._parts, self._raw = [], []
+        self._last_text = text
+        return [AssistantText(raw, text=text)]
+
+    def _tool_result(self, line: str, data: dict[str, Any]) -> ToolResult:
+        output = _text(data.get("output"))
+        if output is None:
+            output = _error_message(data.get("error"))
+        return ToolResult(
+            line, call_id=_text(data.get("tool_id")), output=output, is_error=data.get("status") != "success"
+        )
+
+    def _result(self, line: str, data: dict[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        usage = gemini_usage(data.get("stats"))
+        if usage.reported:
+            events.append(UsageReport(line, usage=usage, scope="total"))
+        ok = data.get("status") == "success"
+        if not ok:
+            message = _error_message(data.get("error")) or f"status {data.get('status')}"
+            events.append(ErrorEvent(line, message=message, fatal=True))
+        events.append(Finished(line, final_text=self._last_text, ok=ok))
+        return events
+
+
+def json_mode_error(stderr: str) -> ErrorEvent | None:
+    """The ``{"session_id", "error": {...}}`` object ``--output-format json`` prints to stderr on failure.
+
+    It starts at the beginning of a line and is pretty-printed over many; the
+    stack traces gemini prints before it never start a line with ``{``.
+    """
+    decoder = json.JSONDecoder()
+    for start in reversed([m.start() for m in _OBJECT_START.finditer(stderr)]):
+        try:
+            data, end = decoder.raw_decode(stderr, start)
+        except ValueError:
+            continue
+        message = _error_message(data.get("error")) if isinstance(data, dict) else None
+        if message is not None:
+            return ErrorEvent(stderr[start:end], message=message, fatal=True)
+    return None
+
+
+class Gemini(Family):
+    """Gemini CLI, verified on 0.61.0 (``--output-format stream-json``)."""
+
     name = "gemini"
+    stream = "gemini stream-json"
+    verified = True
+    reports_usage = frozenset({"input", "output", "cache_read"})
+
+    def parser(self) -> StreamParser:
+        return GeminiStreamParser()
+
+    def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
+        return json_mode_error(stderr_tail)
 
 
-FAMILY = _Gemini()
+FAMILY = Gemini()
