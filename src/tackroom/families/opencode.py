@@ -1,12 +1,153 @@
-"""The opencode family."""
+"""The opencode family: OpenCode's ``run --format json`` (one JSON event per line).
+
+Verified on 1.18.33 (Anthropic Messages wire). Every line carries ``sessionID``;
+the types are ``step_start`` (one model call begins), ``text`` (a finished text
+part), ``tool_use`` (one line per tool, written once the tool has finished:
+``part.state.{status,input,output|error}``), ``step_finish`` (that call's
+``part.tokens``) and ``error`` (the run failed: exit 1). The stream has no
+model name and no final "result" line, so the final text is the text of the
+last step that had any.
+
+Token figures are opencode's own, already in tackroom's convention: on the
+Anthropic wire ``tokens.input`` is the provider's uncached ``input_tokens``
+(321 for a mock reply of 321/21 cached), and on OpenAI-compatible wires
+opencode subtracts the cached tokens itself (1234 prompt, 7 cached -> 1227).
+opencode writes ``reasoning: 0`` where the provider reported no reasoning
+figure at all (Anthropic Messages has none), so a zero there is not a count.
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+from typing import Any
+
+from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.trace.events import (
+    AssistantText,
+    ErrorEvent,
+    Event,
+    Finished,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
+
+#: A tool part in one of these states has run; "pending" and "running" have not.
+_DONE = frozenset({"completed", "error"})
 
 
-class _Opencode(Family):
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def step_usage(tokens: Any) -> Usage:
+    """One ``step_finish`` ``part.tokens``: uncached input, output, cache read/write, reasoning."""
+    if not isinstance(tokens, dict):
+        return Usage()
+    cache = _obj(tokens.get("cache"))
+    reasoning = int_or_none(tokens.get("reasoning"))
+    return Usage(
+        input=int_or_none(tokens.get("input")),
+        output=int_or_none(tokens.get("output")),
+        cache_read=int_or_none(cache.get("read")),
+        cache_write=int_or_none(cache.get("write")),
+        # opencode fills 0 when the provider sent no reasoning figure: only a positive count is one.
+        reasoning=reasoning if reasoning else None,
+    )
+
+
+def error_message(error: Any) -> str:
+    """The text of an ``error`` event: ``error.data.message``, else the error's name."""
+    if not isinstance(error, dict):
+        return str(error) if error else "opencode reported an error"
+    data = error.get("data")
+    if isinstance(data, dict) and isinstance(data.get("message"), str) and data["message"]:
+        return str(data["message"])
+    return str(error.get("name") or "opencode reported an error")
+
+
+class OpencodeStreamParser(StreamParser):
+    """Parses ``opencode run --format json``."""
+
+    def __init__(self) -> None:
+        self._session: str | None = None
+        self._step_text: list[str] = []
+        self._final_text: str | None = None
+        self._calls: set[str] = set()
+        self._failed = False
+
+    def feed(self, line: str) -> list[Event]:
+        data = json_line(line)
+        if data is None:
+            return []
+        events = self._session_started(line, data)
+        part = _obj(data.get("part"))
+        kind = data.get("type")
+        if kind == "step_start":
+            self._step_text = []
+        elif kind == "text":
+            events += self._text(line, part)
+        elif kind == "tool_use":
+            events += self._tool(line, part)
+        elif kind == "step_finish":
+            usage = step_usage(part.get("tokens"))
+            events += [UsageReport(line, usage=usage, scope="turn")] if usage.reported else []
+        elif kind == "error":
+            self._failed = True
+            events.append(ErrorEvent(line, message=error_message(data.get("error")), fatal=True))
+        return events
+
+    def close(self, exit_code: int | None) -> list[Event]:
+        # The stream has no closing line: it ended well when opencode exited 0, badly when it
+        # wrote an error. A kill or a crash without an error line is the runner's to report.
+        if exit_code != 0 and not self._failed:
+            return []
+        return [Finished(final_text=self._final_text, ok=exit_code == 0 and not self._failed)]
+
+    def _session_started(self, line: str, data: dict[str, Any]) -> list[Event]:
+        session = data.get("sessionID")
+        if self._session is not None or not isinstance(session, str) or not session:
+            return []
+        self._session = session
+        return [SessionStarted(line, session_id=session)]
+
+    def _text(self, line: str, part: dict[str, Any]) -> list[Event]:
+        text = part.get("text")
+        if not isinstance(text, str) or not text:
+            return []
+        self._step_text.append(text)
+        self._final_text = "".join(self._step_text)
+        return [AssistantText(line, text=text)]
+
+    def _tool(self, line: str, part: dict[str, Any]) -> list[Event]:
+        state = _obj(part.get("state"))
+        call_id = part.get("callID") if isinstance(part.get("callID"), str) else None
+        events: list[Event] = []
+        if call_id is None or call_id not in self._calls:
+            events.append(
+                ToolCall(line, name=str(part.get("tool") or ""), call_id=call_id, input=state.get("input"))
+            )
+            if call_id is not None:
+                self._calls.add(call_id)
+        status = state.get("status")
+        if status in _DONE:
+            output = state.get("output") if status == "completed" else state.get("error")
+            text = output if isinstance(output, str) else None
+            events.append(ToolResult(line, call_id=call_id, output=text, is_error=status == "error"))
+        return events
+
+
+class Opencode(Family):
+    """OpenCode, verified on 1.18.33 against the mock over the Anthropic Messages wire."""
+
     name = "opencode"
+    stream = "opencode run --format json"
+    verified = True
+    reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
+
+    def parser(self) -> StreamParser:
+        return OpencodeStreamParser()
 
 
-FAMILY = _Opencode()
+FAMILY = Opencode()

@@ -1,12 +1,88 @@
-"""The qwen family."""
+"""The qwen family: Qwen Code's ``-o stream-json``, Claude Code's line types with two differences.
+
+Verified on 0.15.10 (OpenAI Chat Completions wire):
+
+- A model failure exits **0** with ``result.subtype: "success"`` and
+  ``is_error: false``; only the text says so: the ``result`` (and a synthetic
+  ``assistant`` message before it, with usage 0/0) is ``"[API Error: ...]"``
+  (``[API Error: 400 <message>]``, ``[API Error: Connection error. ...]``).
+- Usage follows the OpenAI convention: ``input_tokens`` is the whole prompt,
+  cached tokens included (a mock reply of 321 prompt / 21 cached reads
+  ``input_tokens: 321, cache_read_input_tokens: 21``), so tackroom's uncached
+  input is the difference. No cache-write or reasoning figure is reported.
+  ``result.usage`` counts every request of the run, qwen's own background
+  ones too (the auto-memory extractor, which the built-in adapter turns off).
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+from typing import Any
+
+from tackroom.families.base import Family, StreamParser, int_or_none
+from tackroom.families.claude_code import ClaudeStreamParser
+from tackroom.trace.events import ErrorEvent, Event, Finished, Usage, UsageReport
+
+#: How qwen words a failed model call in place of the model's reply.
+API_ERROR = "[API Error"
 
 
-class _Qwen(Family):
+def qwen_usage(data: Any) -> Usage:
+    """Qwen's usage (prompt including cached tokens) in tackroom's convention (input without them)."""
+    if not isinstance(data, dict):
+        return Usage()
+    prompt = int_or_none(data.get("input_tokens"))
+    cached = int_or_none(data.get("cache_read_input_tokens"))
+    fresh = prompt - cached if prompt is not None and cached is not None else prompt
+    return Usage(input=fresh, output=int_or_none(data.get("output_tokens")), cache_read=cached)
+
+
+def is_api_error(text: Any) -> bool:
+    """Whether a reply or result text is qwen's wording of a failed model call."""
+    return isinstance(text, str) and text.lstrip().startswith(API_ERROR)
+
+
+def _text_blocks(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+
+
+class QwenStreamParser(ClaudeStreamParser):
+    """Claude's stream-json parser with qwen's usage convention and its exit-0 model failures."""
+
+    def _assistant(self, line: str, message: dict[str, Any]) -> list[Event]:
+        texts = _text_blocks(message)
+        if texts and all(is_api_error(text) for text in texts):
+            # Not a model reply: qwen's own error text, with usage it made up (0/0). The result
+            # line that follows decides whether the run failed.
+            return [ErrorEvent(line, message=text.strip(), fatal=False) for text in texts]
+        events = [e for e in super()._assistant(line, message) if not isinstance(e, UsageReport)]
+        usage = qwen_usage(message.get("usage"))
+        return [*events, UsageReport(line, usage=usage, scope="turn")] if usage.reported else events
+
+    def _result(self, line: str, data: dict[str, Any]) -> list[Event]:
+        text = data.get("result")
+        if is_api_error(text):
+            # Exit 0, subtype "success", is_error false: the text is all that says the call
+            # failed. Its usage is qwen's 0 for a call that returned none, so the run's usage is
+            # the sum of the replies that did arrive (none: not reported).
+            return [ErrorEvent(line, message=str(text).strip(), fatal=True), Finished(line, ok=False)]
+        events = [e for e in super()._result(line, data) if not isinstance(e, UsageReport)]
+        usage = qwen_usage(data.get("usage"))
+        return [UsageReport(line, usage=usage, scope="total"), *events] if usage.reported else events
+
+
+class Qwen(Family):
+    """Qwen Code, verified on 0.15.10 against the mock over the OpenAI Chat Completions wire."""
+
     name = "qwen"
+    stream = "qwen stream-json"
+    verified = True
+    reports_usage = frozenset({"input", "output", "cache_read"})
+
+    def parser(self) -> StreamParser:
+        return QwenStreamParser()
 
 
-FAMILY = _Qwen()
+FAMILY = Qwen()

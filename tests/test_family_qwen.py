@@ -1,0 +1,108 @@
+"""The qwen family: Claude's stream-json with OpenAI usage and exit-0 model failures."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tackroom.families import get_family
+from tackroom.families.qwen import QwenStreamParser, is_api_error, qwen_usage
+from tackroom.run.result import summarize
+from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished, ToolCall, Usage, UsageReport
+
+SESSION = "0b7c-qwen"
+
+
+def assistant(*content: dict[str, Any], usage: dict[str, Any] | None = None) -> str:
+    message = {"role": "assistant", "content": list(content), "usage": usage or {}}
+    return json.dumps({"type": "assistant", "session_id": SESSION, "message": message})
+
+
+def result(text: str, usage: dict[str, Any] | None = None, **extra: Any) -> str:
+    data = {"type": "result", "subtype": "success", "is_error": False, "result": text, "usage": usage or {}}
+    return json.dumps({**data, **extra})
+
+
+def parse(*lines: str) -> list[Event]:
+    parser = QwenStreamParser()
+    events = [event for item in lines for event in parser.feed(item)]
+    return events + parser.close(0)
+
+
+def usages(events: list[Event], scope: str) -> list[Usage]:
+    return [e.usage for e in events if isinstance(e, UsageReport) and e.scope == scope]
+
+
+def test_usage_counts_the_prompt_with_its_cached_tokens_so_input_is_the_difference() -> None:
+    wire = {"input_tokens": 321, "output_tokens": 54, "cache_read_input_tokens": 21, "total_tokens": 375}
+    assert qwen_usage(wire) == Usage(input=300, output=54, cache_read=21)
+
+
+def test_without_a_cache_figure_the_prompt_is_all_input_and_cache_stays_unreported() -> None:
+    assert qwen_usage({"input_tokens": 50, "output_tokens": 5}) == Usage(input=50, output=5)
+    assert qwen_usage("n/a") == Usage()
+
+
+def test_replies_report_per_call_usage_and_the_result_the_total() -> None:
+    call = {"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 40}
+    total = {"input_tokens": 200, "output_tokens": 20, "cache_read_input_tokens": 80}
+    events = parse(assistant({"type": "text", "text": "hi"}, usage=call), result("hi", total))
+    assert usages(events, "turn") == [Usage(input=60, output=10, cache_read=40)]
+    assert usages(events, "total") == [Usage(input=120, output=20, cache_read=80)]
+    assert summarize(events).usage == Usage(input=120, output=20, cache_read=80)
+    assert isinstance(events[-1], Finished) and (events[-1].final_text, events[-1].ok) == ("hi", True)
+
+
+def test_an_api_error_behind_exit_0_and_subtype_success_fails_the_run() -> None:
+    text = "[API Error: Connection error. (cause: fetch failed)]"
+    zero = {"input_tokens": 0, "output_tokens": 0}
+    events = parse(
+        assistant({"type": "text", "text": text}, usage=zero),
+        result(text, {**zero, "cache_read_input_tokens": 0}),
+    )
+    assert not [e for e in events if isinstance(e, AssistantText | UsageReport)]
+    errors = [(e.message, e.fatal) for e in events if isinstance(e, ErrorEvent)]
+    assert errors == [(text, False), (text, True)]
+    summary = summarize(events)
+    assert summary.model_failed and summary.error == text and summary.final_text is None
+    # qwen's 0/0 belongs to no reply: nothing was reported, so nothing is claimed.
+    assert not summary.usage.reported
+
+
+def test_a_failure_after_a_good_call_keeps_the_good_calls_usage() -> None:
+    call = {"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 40}
+    tool = {"type": "tool_use", "id": "c1", "name": "run_shell_command", "input": {"command": "ls"}}
+    error = "[API Error: 400 bad request]"
+    events = parse(
+        assistant(tool, usage=call), assistant({"type": "text", "text": error}), result(error, call)
+    )
+    assert [e.name for e in events if isinstance(e, ToolCall)] == ["run_shell_command"]
+    summary = summarize(events)
+    assert summary.model_failed and summary.usage == Usage(input=60, output=10, cache_read=40)
+
+
+def test_a_reply_that_merely_mentions_an_api_error_is_text() -> None:
+    reply = "The log says [API Error: 500] twice."
+    events = parse(assistant({"type": "text", "text": reply}), result(reply))
+    assert not summarize(events).model_failed
+    assert summarize(events).final_text == reply
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("  [API Error: x]", True), ("API Error", False), (None, False)]
+)
+def test_is_api_error(text: Any, expected: bool) -> None:
+    assert is_api_error(text) is expected
+
+
+def test_qwens_own_error_results_still_fail_as_claudes_do() -> None:
+    events = parse(result("", subtype="error_max_turns", is_error=True))
+    assert summarize(events).model_failed
+
+
+def test_the_family_claims_exactly_the_figures_qwen_reports() -> None:
+    family = get_family("qwen")
+    assert family.verified
+    assert family.reports_usage == {"input", "output", "cache_read"}
