@@ -128,7 +128,7 @@ def test_usage_records_use_tackrooms_convention() -> None:
 
 def test_the_recorded_session_log_gives_the_mocks_figures_exactly(tmp_path: Path) -> None:
     root = stage(tmp_path, "usage")
-    events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)})
+    events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ())
     assert [e.usage for e in events if isinstance(e, UsageReport)] == [Usage(300, 54, 21, None, 3)]
 
 
@@ -137,7 +137,7 @@ def test_stream_and_session_log_fold_into_the_runs_result(tmp_path: Path) -> Non
     parser = FAMILY.parser()
     stream = (GOLDEN / "copilot-shell" / "stream.jsonl").read_text(encoding="utf-8").splitlines()
     events = [event for item in stream for event in parser.feed(item)] + parser.close(0)
-    events += FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)})
+    events += FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ())
     summary = summarize(events)
     # Two calls of the mock's default figures: 1234 prompt with 78 cached, 56 out, 0 reasoning.
     assert summary.usage == Usage(input=2 * 1156, output=112, cache_read=156, cache_write=None, reasoning=0)
@@ -146,25 +146,35 @@ def test_stream_and_session_log_fold_into_the_runs_result(tmp_path: Path) -> Non
 
 def test_a_failed_call_records_no_usage(tmp_path: Path) -> None:
     root = stage(tmp_path, "error")
-    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}) == []
+    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ()) == []
 
 
 def test_copilot_home_defaults_to_dot_copilot_under_home(tmp_path: Path) -> None:
     stage(tmp_path, "usage")
     assert copilot_home(tmp_path, {}) == tmp_path / ".copilot"
-    assert len(FAMILY.after_exit(tmp_path, {})) == 1
-    assert FAMILY.after_exit(None, {}) == []
+    assert len(FAMILY.after_exit(tmp_path, {}, ())) == 1
+    assert FAMILY.after_exit(None, {}, ()) == []
 
 
 def test_a_state_dir_with_other_sessions_is_not_guessed_at(tmp_path: Path) -> None:
     root = stage(tmp_path, "usage", "shell")
-    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}) == []
+    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ()) == []
 
 
 def test_no_session_state_means_no_usage(tmp_path: Path) -> None:
-    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(tmp_path / "absent")}) == []
+    assert FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(tmp_path / "absent")}, ()) == []
 
 
 def test_the_family_claims_exactly_the_figures_its_session_log_carries() -> None:
     assert FAMILY.verified
     assert FAMILY.reports_usage == {"input", "output", "cache_read", "reasoning"}
+
+
+def test_the_streams_session_id_picks_its_own_log_among_others(tmp_path: Path) -> None:
+    root = stage(tmp_path, "shell", "usage")
+    started = (SessionStarted(session_id="session-1"),)
+    events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, started)
+    assert [e.usage for e in events if isinstance(e, UsageReport)] == [Usage(300, 54, 21, None, 3)]
+    assert (
+        FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, (SessionStarted(session_id="gone"),)) == []
+    )

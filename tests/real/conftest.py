@@ -79,7 +79,9 @@ def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: P
 
 
 @pytest.fixture
-def record(request: pytest.FixtureRequest, harness: Adapter, workdir: Path) -> Callable[[Result, str], None]:
+def record(
+    request: pytest.FixtureRequest, harness: Adapter, workdir: Path, harness_data: Path
+) -> Callable[[Result, str], None]:
     """With ``--update-golden``, save a run's raw output as a golden stream for its family."""
 
     def save(result: Result, case: str) -> None:
@@ -87,7 +89,7 @@ def record(request: pytest.FixtureRequest, harness: Adapter, workdir: Path) -> C
             return
         target = GOLDEN / harness.family / f"{harness.name}-{case}"
         target.mkdir(parents=True, exist_ok=True)
-        scrub = _scrubber(workdir, result.run_dir)
+        scrub = _scrubber(workdir, result.run_dir, harness_data)
         stream = (result.run_dir / "stdout.log").read_text(encoding="utf-8")
         (target / "stream.jsonl").write_text(scrub(stream), encoding="utf-8")
         stderr = (result.run_dir / "stderr.log").read_text(encoding="utf-8")
@@ -99,9 +101,10 @@ def record(request: pytest.FixtureRequest, harness: Adapter, workdir: Path) -> C
     return save
 
 
-def _scrubber(workdir: Path, run_dir: Path) -> Callable[[str], str]:
+def _scrubber(workdir: Path, run_dir: Path, harness_data: Path) -> Callable[[str], str]:
     pairs = [
         (str(run_dir), "<run>"),
+        (str(harness_data), "<harnesses>"),
         (str(workdir), "<workdir>"),
         (str(Path.home()), "<home>"),
         (DEFAULT_API_KEY, "<secret>"),

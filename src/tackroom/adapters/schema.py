@@ -215,6 +215,8 @@ class HooksCapability(Capability):
     """How a hook gives the agent advisory text; absent = cannot."""
     refuse: HookTemplate | None = None
     """How a hook blocks a tool call with a reason; absent = cannot."""
+    tool_names: dict[str, str] = {}
+    """Neutral tool -> the name this harness's hooks see, where it differs from ``[tools]``."""
 
 
 class Capabilities(Strict):

@@ -8,7 +8,7 @@ over many lines (a tool call started here and finished there).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +68,12 @@ class Family:
         """A fresh parser for one run."""
         return StreamParser()
 
-    def after_exit(self, home: Path | None, env: Mapping[str, str]) -> list[Event]:
+    def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """Events only the harness's files hold (e.g. usage it writes to its session log, not stdout).
 
-        ``home`` is the HOME the harness ran with (the run's own, when isolated) and
-        ``env`` its whole environment, for its relocation variables.
+        ``home`` is the HOME the harness ran with (the run's own, when isolated),
+        ``env`` its whole environment, for its relocation variables, and
+        ``events`` what its stream said (the session id, to find the right log).
         """
         return []
 
@@ -94,6 +95,19 @@ def json_line(line: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def fresh_input(prompt: int | None, cached: int | None) -> int | None:
+    """Input tokens not read from cache, from a prompt count that includes the cached ones.
+
+    OpenAI and Gemini count cached tokens inside the prompt; tackroom's ``input``
+    (Anthropic's convention) excludes them. Without a cached figure the prompt
+    count is all that is known, and is kept; a prompt smaller than its cached
+    part follows neither convention, so it is unknown rather than guessed.
+    """
+    if prompt is None or cached is None:
+        return prompt
+    return prompt - cached if prompt >= cached else None
 
 
 def int_or_none(value: Any) -> int | None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -40,19 +40,6 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
-
-
-def fresh_input(prompt: int | None, cached: int | None) -> int | None:
-    """Input tokens not read from cache, from a prompt count that includes the cached ones.
-
-    OpenAI and Gemini count cached tokens inside the prompt; tackroom's ``input``
-    (Anthropic's convention) excludes them. Without a cached figure the prompt
-    count is all that is known, and is kept; a prompt smaller than its cached
-    part follows neither convention, so it is unknown rather than guessed.
-    """
-    if prompt is None or cached is None:
-        return prompt
-    return prompt - cached if cached <= prompt else None
 
 
 def codex_usage(data: Any) -> Usage:

@@ -19,7 +19,7 @@ provider's figure; ``cacheWriteTokens`` is 0 on a wire that has no such figure
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,16 +178,20 @@ class Copilot(Family):
     def parser(self) -> StreamParser:
         return CopilotStreamParser()
 
-    def after_exit(self, home: Path | None, env: Mapping[str, str]) -> list[Event]:
-        """Per-call usage from the run's session log, when the run's session is the only one there.
+    def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
+        """Per-call usage from this run's session log (``session-state/<session id>/events.jsonl``).
 
-        The hook is not told the session id (stdout has it), so a state dir that holds other
-        sessions too (the real home, or copied credentials) is not guessed at: usage then stays
-        not reported rather than taken from the wrong session.
+        Without a session id from the stream, the log is read only when it is the
+        only one there: a state dir holding other sessions (the real home, copied
+        credentials) is not guessed at, and usage stays not reported.
         """
         root = copilot_home(home, env)
         if root is None:
             return []
+        session = next((e.session_id for e in events if isinstance(e, SessionStarted) and e.session_id), None)
+        if session is not None:
+            log = root / "session-state" / session / "events.jsonl"
+            return session_usage(log) if log.is_file() else []
         logs = sorted((root / "session-state").glob("*/events.jsonl"))
         return session_usage(logs[0]) if len(logs) == 1 else []
 

@@ -24,8 +24,7 @@ import json
 import re
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
-from tackroom.families.codex import fresh_input
+from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tackroom.adapters import templates
 from tackroom.errors import HarnessNotFoundError, RunError
 from tackroom.families import get_family
 from tackroom.harnesses import data_dir, locate, probe_version
@@ -189,10 +190,13 @@ def _prepare_home(
     if home is None:
         return
     home.mkdir(exist_ok=True)
+    for default in adapter.spec.home.values():
+        # Some harnesses refuse a relocation variable naming a directory that does not exist.
+        templates.expand_path(default, env={}, home=str(home), workdir=str(run_dir)).mkdir(
+            parents=True, exist_ok=True
+        )
     if not credentials:
         return
-    from tackroom.adapters import templates
-
     real = environ.get("HOME", str(Path.home()))
     for default in adapter.spec.home.values():
         if default.strip() in ("~", "~/"):
@@ -279,7 +283,7 @@ async def _spawn(
     stderr = done.stderr_tail.decode("utf-8", errors="replace")
     (run_dir / "stderr.log").write_text(stderr, encoding="utf-8")
     emit(parser.close(done.exit_code))
-    emit(family.after_exit(Path(env["HOME"]) if "HOME" in env else None, env))
+    emit(family.after_exit(Path(env["HOME"]) if "HOME" in env else None, env, tuple(events)))
     stderr_error = family.stderr_error(stderr)
     if stderr_error is not None:
         emit([stderr_error])

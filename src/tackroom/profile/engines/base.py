@@ -71,6 +71,15 @@ class Context:
             return None
         return entry.name if isinstance(entry, ToolSpec) else str(entry)
 
+    def hook_tool_name(self, neutral: str) -> str | None:
+        """The name this harness's hooks see for a neutral tool (it may differ from the model's)."""
+        names: dict[str, str] = getattr(self.capability, "tool_names", {})
+        return names.get(neutral) or self.tool_name(neutral)
+
+    def hook_neutral_tool(self, name: str) -> str | None:
+        names: dict[str, str] = getattr(self.capability, "tool_names", {})
+        return next((n for n, v in names.items() if v == name), None) or self.neutral_tool(name)
+
     def neutral_tool(self, name: str) -> str | None:
         """The neutral name of one of this harness's tools (the reverse of :meth:`tool_name`)."""
         from tackroom.vocabulary import NEUTRAL_TOOLS

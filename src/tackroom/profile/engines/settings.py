@@ -104,7 +104,7 @@ def hook_entry(ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:
         return None
     group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
     if hook.moment in TOOL_MOMENTS:
-        names = [ctx.tool_name(t) for t in hook.matcher]
+        names = [ctx.hook_tool_name(t) for t in hook.matcher]
         if None in names:
             ctx.drop(
                 "hook",
@@ -139,7 +139,7 @@ def parse_hook(ctx: Context, event: str, matcher: str | None, command: str) -> H
         return None
     tools: tuple[str, ...] = ()
     if matcher and matcher != "*":
-        tools = tuple(ctx.neutral_tool(n) or n for n in matcher.split("|"))
+        tools = tuple(ctx.hook_neutral_tool(n) or n for n in matcher.split("|"))
     for action in ("inject", "refuse"):
         template = getattr(ctx.capability, action, None)
         text = template and _match_template(template.template, event, body)
