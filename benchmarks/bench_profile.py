@@ -195,7 +195,8 @@ def main() -> None:
 
 Measured {datetime.date.today()} on {machine()}, {args.runs} alternating rounds, whole processes, median.
 Profile: 10 rules, 10 skills, 5 subagents, 5 commands, 5 MCP servers, 8 hooks. Common targets
-(both render them; tackroom's renderers exist): {", ".join(common)}. rulesync: {RULESYNC}, features {features}.
+(both render them; tackroom's renderers exist): {", ".join(common)}.
+rulesync: {RULESYNC}, features {features}.
 tackroom renders for every adapter whose renderers exist: {", ".join(ours)}.
 
 | side | median ms |
