@@ -1,12 +1,197 @@
-"""The pi family."""
+"""The pi family: ``pi -p --mode json`` JSONL, also spoken by OMP (oh-my-pi, a pi fork).
+
+Verified on pi 0.73.1 and omp 18.2.3. Line types: ``session`` (session id),
+``agent_start``/``turn_start``, ``message_start``/``message_update`` (deltas,
+ignored: ``message_end`` carries the whole message), ``message_end`` (a
+``user``, ``assistant`` or ``toolResult`` message; an assistant one has its
+text and ``toolCall`` blocks, ``usage`` and ``stopReason``),
+``tool_execution_*``, ``turn_end``, ``agent_end``, ``auto_retry_start`` and
+``auto_retry_end``. OMP adds ``advisor_cost_changed`` and
+``agent_end.isTerminal`` (``false`` when the agent goes on).
+
+A failed model call ends with an assistant message whose ``stopReason`` is
+``error`` (or ``aborted``) and ``errorMessage``, then ``agent_end``, and pi
+still exits 0. A retryable failure is followed by ``auto_retry_start`` and a
+new attempt; a 400 is not retried. So a failed ``agent_end`` is only final once
+the stream ends or ``auto_retry_end`` says ``success: false``.
+
+Usage: ``input`` is already the uncached prompt (pi and omp subtract
+``cached_tokens`` from ``prompt_tokens``), so it passes through. Every usage
+object starts as all zeros and stays so when the provider never answered:
+such a placeholder is not reported. Both write ``cacheWrite: 0`` when the
+provider sends no cache-write figure (OpenAI's own wires have none; pi reads
+OpenRouter's ``cache_write_tokens``), so only a positive one is an
+observation. omp also reports ``reasoningTokens`` (only when above 0) and pi
+0.73.1 does not; one family serves both and ``reports_usage`` is per family,
+so reasoning is not reported.
+"""
 
 from __future__ import annotations
 
-from tackroom.families.base import Family
+from typing import Any
+
+from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.trace.events import (
+    AssistantText,
+    ErrorEvent,
+    Event,
+    Finished,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
+
+_FAILED = ("error", "aborted")
+"""Assistant ``stopReason`` values of a model call that did not complete."""
 
 
-class _Pi(Family):
+def pi_usage(data: Any) -> Usage:
+    """An assistant message's usage, or an empty Usage for pi's all-zero placeholder."""
+    if not isinstance(data, dict):
+        return Usage()
+    figures = [int_or_none(data.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite")]
+    if not any(figures):
+        return Usage()
+    fresh, output, cache_read, cache_write = figures
+    return Usage(
+        input=fresh,
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write if cache_write else None,
+    )
+
+
+def blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """The content blocks of ``message`` of one ``type``."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+
+
+def message_text(message: dict[str, Any]) -> str | None:
+    """The text of a message's text blocks, or None when it has none."""
+    texts = [b["text"] for b in blocks(message, "text") if isinstance(b.get("text"), str)]
+    return "".join(texts) if texts else None
+
+
+def failure(message: dict[str, Any]) -> str | None:
+    """Why an assistant message failed, or None when it did not."""
+    reason = message.get("stopReason")
+    if reason not in _FAILED:
+        return None
+    error = message.get("errorMessage")
+    return error if isinstance(error, str) and error else f"model call ended with stopReason {reason!r}"
+
+
+class PiStreamParser(StreamParser):
+    """Parses pi's (and omp's) ``--mode json`` lines."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, Any] = {}
+        """The latest assistant message: what the run ends with unless another follows."""
+        self._error: tuple[str, str] | None = None
+        """The latest model failure (raw line, message) no successful call has followed yet."""
+        self._finished = False
+
+    def feed(self, line: str) -> list[Event]:
+        data = json_line(line)
+        if data is None:
+            return []
+        kind = data.get("type")
+        if kind == "session":
+            return [SessionStarted(line, session_id=data.get("id"))]
+        if kind == "message_end" and isinstance(data.get("message"), dict):
+            return self._message_end(line, data["message"])
+        if kind == "agent_end":
+            return self._agent_end(line, data)
+        if kind == "auto_retry_start":
+            return self._retry_start(line, data)
+        if kind == "auto_retry_end" and data.get("success") is False:
+            return self._fail(line, data.get("finalError"))
+        return []
+
+    def close(self, exit_code: int | None) -> list[Event]:
+        # The stream ended on a failure nothing recovered from: a call that was
+        # not retried (a 400), or the process was stopped while pi was retrying.
+        if self._finished or self._error is None:
+            return []
+        line, message = self._error
+        return self._fail(line, message)
+
+    def _message_end(self, line: str, message: dict[str, Any]) -> list[Event]:
+        role = message.get("role")
+        if role == "assistant":
+            return self._assistant(line, message)
+        if role == "toolResult":
+            return [self._tool_result(line, message)]
+        return []
+
+    def _assistant(self, line: str, message: dict[str, Any]) -> list[Event]:
+        self._last = message
+        error = failure(message)
+        self._error = (line, error) if error else None
+        events: list[Event] = [
+            AssistantText(line, text=b["text"])
+            for b in blocks(message, "text")
+            if isinstance(b.get("text"), str) and b["text"]
+        ]
+        events += [
+            ToolCall(line, name=str(b.get("name", "")), call_id=b.get("id"), input=b.get("arguments"))
+            for b in blocks(message, "toolCall")
+        ]
+        usage = pi_usage(message.get("usage"))
+        if usage.reported:
+            events.append(UsageReport(line, usage=usage, scope="turn"))
+        return events
+
+    def _tool_result(self, line: str, message: dict[str, Any]) -> ToolResult:
+        texts = [b["text"] for b in blocks(message, "text") if isinstance(b.get("text"), str)]
+        return ToolResult(
+            line,
+            call_id=message.get("toolCallId"),
+            output="".join(texts) if texts else None,
+            is_error=bool(message.get("isError")),
+        )
+
+    def _agent_end(self, line: str, data: dict[str, Any]) -> list[Event]:
+        # omp marks an agent_end after which queued work goes on as not terminal.
+        # After a failed call pi prints agent_end before it decides to retry, so
+        # only a successful agent_end is known to be the last one.
+        if data.get("isTerminal") is False or self._error is not None:
+            return []
+        self._finished = True
+        return [Finished(line, final_text=message_text(self._last), ok=True)]
+
+    def _retry_start(self, line: str, data: dict[str, Any]) -> list[Event]:
+        message = self._message(data.get("errorMessage"))
+        attempt, most = data.get("attempt"), data.get("maxAttempts")
+        return [ErrorEvent(line, message=f"{message} (retry {attempt} of {most})", fatal=False)]
+
+    def _fail(self, line: str, message: Any) -> list[Event]:
+        self._finished = True
+        error = ErrorEvent(line, message=self._message(message), fatal=True)
+        return [error, Finished(line, final_text=None, ok=False)]
+
+    def _message(self, reported: Any) -> str:
+        """The failed call's error, and what pi says beside it (e.g. "Retry cancelled" when stopped)."""
+        own = self._error[1] if self._error else None
+        said = reported if isinstance(reported, str) and reported else None
+        if own and said and said != own:
+            return f"{own} ({said})"
+        return own or said or "model call failed"
+
+
+class Pi(Family):
     name = "pi"
+    stream = "pi --mode json"
+    verified = True
+    reports_usage = frozenset({"input", "output", "cache_read"})
+
+    def parser(self) -> StreamParser:
+        return PiStreamParser()
 
 
-FAMILY = _Pi()
+FAMILY = Pi()
