@@ -67,9 +67,10 @@ def run_command(
         on_event=_jsonl if events else (live.event if live else None),
         profile=loaded,
     )
-    err = console(stderr=True)
-    for drop in result.dropped:
-        err.print(f"[yellow]{drop}[/]", highlight=False)
+    if result.dropped:
+        err = console(stderr=True)
+        for drop in result.dropped:
+            err.print(f"[yellow]{drop}[/]", highlight=False)
     if as_json:
         print_json(result.to_json())
     elif events:
