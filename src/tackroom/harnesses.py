@@ -72,12 +72,12 @@ def version_key(version: str) -> tuple[int, ...]:
 def locate(adapter: Adapter, env: Mapping[str, str] | None = None) -> Located | None:
     """Find the executable of ``adapter``: a configured path, a managed install, then PATH."""
     env = os.environ if env is None else env
-    executable = adapter.spec.executable
+    executable = adapter.executable
     if "/" in executable:
         path = Path(executable).expanduser()
         return Located(path, "configured", None) if path.exists() else None
     installs = managed_installs(adapter.harness, env)
-    preferred = adapter.spec.verified_with
+    preferred = adapter.verified_with
     for version in sorted(installs, key=lambda v: (v == preferred, version_key(v)), reverse=True):
         marker = read_marker(installs[version])
         path = Path(marker["executable"])
@@ -101,9 +101,7 @@ def probe_version(adapter: Adapter, located: Located, timeout_s: float = 15.0) -
         stat = located.path.resolve().stat()
     except OSError:
         return None
-    key = (
-        f"{located.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{' '.join(adapter.spec.version_argv)}"
-    )
+    key = f"{located.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{' '.join(adapter.version_argv)}"
     cache_file = cache_dir() / "versions.json"
     cache = read_json(cache_file)
     if isinstance(cache.get(key), str):
@@ -119,7 +117,7 @@ def _run_version(adapter: Adapter, located: Located, timeout_s: float) -> str | 
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     try:
         done = subprocess.run(
-            [str(located.path), *adapter.spec.version_argv],
+            [str(located.path), *adapter.version_argv],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -2,6 +2,10 @@
 
 ``tackroom adapters render`` prints a plan and ``tackroom run`` executes one: the
 same code path, so what render shows is what runs.
+
+The plan reads the adapter's *effective* table (plain data that resolution
+already validated), not its typed spec: a run then never imports the schema
+models, which would cost more start-up time than everything else tackroom adds.
 """
 
 from __future__ import annotations
@@ -13,13 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
-from tackroom.adapters.checks import option_argv
-from tackroom.adapters.schema import OPTION_KINDS, OptionSpec
 from tackroom.errors import OptionError, TemplateError, UnsupportedOptionError
+from tackroom.vocabulary import OPTION_KINDS
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
-    from tackroom.adapters.schema import EndpointFile
 
 #: Variables every harness gets from the caller: what a process needs to run,
 #: find certificates and reach a proxy. Nothing else of the host passes
@@ -229,10 +231,11 @@ def build_plan(
     ``scrub`` adds variables to remove besides the adapter's own ``env.scrub``.
     """
     values = {name: coerce_option(name, value) for name, value in (options or {}).items()}
-    spec = adapter.spec
+    data = adapter.effective
+    wiring = _wiring(adapter)
     model = _endpoint_model(adapter, values, endpoint)
-    if spec.model_endpoint is not None and model is not None and spec.options.model is not None:
-        values["model"] = templates.substitute(spec.model_endpoint.model_format, {"model": model})
+    if wiring is not None and model is not None and "model" in data.get("options", {}):
+        values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
     argv, option_env = _argv(adapter, values, prompt, endpoint, model)
     real_home = environ.get("HOME", str(Path.home()))
     home_text = str(home) if home is not None else real_home
@@ -243,7 +246,7 @@ def build_plan(
         builder.endpoint(endpoint, model)
     for name, value in option_env.items():
         builder.add(name, value, "option")
-    builder.scrub((*spec.env.scrub, *scrub))
+    builder.scrub((*data.get("env", {}).get("scrub", ()), *scrub))
     files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
     return Plan(
         adapter=adapter.name,
@@ -254,7 +257,7 @@ def build_plan(
         env=tuple(builder.vars.values()),
         cwd=workdir,
         home=home,
-        stdin=prompt if spec.prompt_stdin else None,
+        stdin=prompt if data.get("prompt_stdin") else None,
         files=files,
         options=values,
     )
@@ -263,37 +266,39 @@ def build_plan(
 def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpoint | None) -> str | None:
     if endpoint is None:
         return None
-    wiring = adapter.spec.model_endpoint
+    wiring = _wiring(adapter)
     if wiring is None:
         raise OptionError(
             f"harness {adapter.harness!r} (adapter {adapter.name!r}) cannot be pointed at a model "
             "endpoint: its adapter has no [model_endpoint] table"
         )
     model = values.get("model")
-    return model if isinstance(model, str) else wiring.model
+    return model if isinstance(model, str) else wiring.get("model")
 
 
 def _argv(
     adapter: Adapter, values: Mapping[str, Any], prompt: str, endpoint: Endpoint | None, model: str | None
 ) -> tuple[list[str], dict[str, str]]:
-    spec = adapter.spec
-    supported = [name for name, template in spec.options if template is not None]
+    data = adapter.effective
+    templates_by_option: Mapping[str, Any] = data.get("options", {})
+    supported = [name for name in OPTION_KINDS if name in templates_by_option]
     for name in values:
-        if getattr(spec.options, name) is None:
+        if name not in templates_by_option:
             raise UnsupportedOptionError(
                 harness=adapter.harness, adapter=adapter.name, option=name, supported=supported
             )
-    argv = [spec.executable]
+    argv = [str(data["executable"])]
     env: dict[str, str] = {}
-    for element in spec.one_shot:
+    wiring = _wiring(adapter)
+    for element in data["one_shot"]:
         slot = templates.OPT_ELEMENT.match(element)
         if slot:
             name = slot.group(1)
             if name in values:
-                argv += _render_option(getattr(spec.options, name), name, values[name], env)
+                argv += _render_option(templates_by_option[name], name, values[name], env)
         elif element == "{{endpoint}}":
-            if endpoint is not None and spec.model_endpoint is not None:
-                argv += [_endpoint_text(e, adapter, endpoint, model) for e in spec.model_endpoint.argv]
+            if endpoint is not None and wiring is not None:
+                argv += [_endpoint_text(e, adapter, endpoint, model) for e in wiring.get("argv", ())]
         else:
             argv.append(templates.substitute(element, {"prompt": prompt}))
     return argv, env
@@ -304,19 +309,25 @@ def _render_option(template: Any, name: str, value: Any, env: dict[str, str]) ->
     if kind == "flag" and not value:
         return []
     items = value if kind == "list" else [str(value)]
-    if isinstance(template, OptionSpec):
-        for var, text in template.env.items():
-            env[var] = ",".join(templates.substitute(text, {"value": item}) for item in items)
-    argv = option_argv(template)
+    # An option template is a list of argv elements, or a table with argv and env.
+    spec = template if isinstance(template, dict) else {"argv": template}
+    for var, text in spec.get("env", {}).items():
+        env[var] = ",".join(templates.substitute(text, {"value": item}) for item in items)
+    argv: list[str] = spec.get("argv", [])
     if kind == "flag":
         return list(argv)
     return [templates.substitute(element, {"value": item}) for item in items for element in argv]
 
 
+def _wiring(adapter: Adapter) -> Mapping[str, Any] | None:
+    wiring: Mapping[str, Any] | None = adapter.effective.get("model_endpoint")
+    return wiring
+
+
 def _endpoint_values(adapter: Adapter, endpoint: Endpoint, model: str | None) -> dict[str, str]:
-    wiring = adapter.spec.model_endpoint
+    wiring = _wiring(adapter)
     assert wiring is not None
-    values = {"base_url": endpoint.url_for(wiring.base_url_v1), "api_key": endpoint.api_key}
+    values = {"base_url": endpoint.url_for(bool(wiring.get("base_url_v1"))), "api_key": endpoint.api_key}
     if model is not None:
         values["model"] = model
     return values
@@ -339,7 +350,8 @@ class _EnvBuilder:
         self.workdir = workdir
         self.vars: dict[str, EnvVar] = {}
         self.secret_values: set[str] = set()
-        self.extra_secret = set(adapter.spec.env.secret)
+        self.table: Mapping[str, Any] = adapter.effective.get("env", {})
+        self.extra_secret = set(self.table.get("secret", ()))
 
     def add(self, name: str, value: str, source: EnvSource, secret: bool = False) -> None:
         secret = secret or is_secret_name(name) or name in self.extra_secret
@@ -350,7 +362,7 @@ class _EnvBuilder:
         for name in ALLOWLIST:
             if name in self.environ:
                 self.add(name, self.environ[name], "allowlist")
-        for name in self.adapter.spec.env.pass_:
+        for name in self.table.get("pass", ()):
             if name in self.environ:
                 self.add(name, self.environ[name], "pass", secret=True)
         if home is not None:
@@ -366,19 +378,19 @@ class _EnvBuilder:
             ("XDG_CACHE_HOME", ".cache"),
         ):
             self.add(name, str(home / sub), "home")
-        for name, default in self.adapter.spec.home.items():
+        for name, default in self.adapter.effective.get("home", {}).items():
             path = templates.expand_path(default, env={}, home=str(home), workdir=self.workdir)
             self.add(name, str(path), "home")
 
     def adapter_set(self) -> None:
-        for name, value in self.adapter.spec.env.set.items():
+        for name, value in self.table.get("set", {}).items():
             self.add(name, templates.substitute(value, {"home": self.home, "workdir": self.workdir}), "set")
 
     def endpoint(self, endpoint: Endpoint, model: str | None) -> None:
-        wiring = self.adapter.spec.model_endpoint
+        wiring = _wiring(self.adapter)
         assert wiring is not None
         self.secret_values.add(endpoint.api_key)
-        for name, value in wiring.env.items():
+        for name, value in wiring.get("env", {}).items():
             text = _endpoint_text(value, self.adapter, endpoint, model)
             self.add(name, text, "endpoint", secret="{{api_key}}" in value)
 
@@ -399,18 +411,18 @@ def _files(
     home: str,
     workdir: str,
 ) -> tuple[StagedFile, ...]:
-    wiring = adapter.spec.model_endpoint
+    wiring = _wiring(adapter)
     if endpoint is None or wiring is None:
         return ()
     values = _endpoint_values(adapter, endpoint, model)
-    return tuple(_staged(staged, values, env, home, workdir) for staged in wiring.files)
+    return tuple(_staged(staged, values, env, home, workdir) for staged in wiring.get("files", ()))
 
 
 def _staged(
-    staged: EndpointFile, values: Mapping[str, str], env: Mapping[str, str], home: str, workdir: str
+    staged: Mapping[str, Any], values: Mapping[str, str], env: Mapping[str, str], home: str, workdir: str
 ) -> StagedFile:
-    path = templates.expand_path(staged.path, env=env, home=home, workdir=workdir)
-    return StagedFile(path, staged.format, _fill(staged.content, values))
+    path = templates.expand_path(staged["path"], env=env, home=home, workdir=workdir)
+    return StagedFile(path, staged["format"], _fill(staged["content"], values))
 
 
 def _fill(node: Any, values: Mapping[str, str]) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tackroom.adapters.schema import OPTION_KINDS
+from tackroom.vocabulary import OPTION_KINDS
 
 PROJECT_KEYS = ("harness", "options", "profile")
 

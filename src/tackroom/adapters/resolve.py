@@ -92,6 +92,10 @@ class Adapter:
         return str(version) if version is not None else None
 
     @property
+    def version_argv(self) -> list[str]:
+        return [str(a) for a in self.effective.get("version_argv", ["--version"])]
+
+    @property
     def provenance(self) -> dict[str, str]:
         """Dotted key -> ``builtin``, ``<file>:<line>`` or ``extends <name>``."""
         return {key: origin.label for key, origin in self.origins.items()}

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from tackroom.vocabulary import NEUTRAL_TOOLS as NEUTRAL_TOOLS
+from tackroom.vocabulary import OPTION_KINDS as OPTION_KINDS
 
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -38,24 +39,6 @@ Renderer = Literal[
     "toml-merge",
 ]
 Moment = Literal["session-start", "prompt-submit", "before-tool", "after-tool", "turn-end", "session-end"]
-
-#: The closed set of per-run options, with the kind of value each takes.
-#: ``flag`` options render their template when true and nothing when false;
-#: ``list`` options repeat their template once per value.
-OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
-    "model": "str",
-    "auto_accept": "flag",
-    "max_turns": "int",
-    "allowed_tools": "list",
-    "disallowed_tools": "list",
-    "system_prompt_file": "str",
-    "append_system_prompt": "str",
-    "reasoning_effort": "str",
-    "sandbox": "str",
-    "output_format": "str",
-    "resume": "str",
-    "quiet": "flag",
-}
 
 
 class Strict(BaseModel):

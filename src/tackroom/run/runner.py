@@ -80,7 +80,7 @@ async def arun(
     located = locate(resolved, environ)
     if located is None:
         raise HarnessNotFoundError(
-            f"{resolved.spec.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
+            f"{resolved.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
             f"not on PATH: run `tackroom install {resolved.name}`"
         )
     if (mock is not None or mock_text is not None) and base_url is not None:
@@ -152,17 +152,16 @@ def _new_run_dir(root: Path, name: str) -> Path:
 
 def vocabulary(adapter: Adapter) -> ToolVocabulary:
     """The mock's tool vocabulary, from the adapter's ``[tools]`` table."""
-    from tackroom.adapters.schema import ToolSpec
     from tackroom.mock import ToolName, ToolVocabulary
 
-    tools: dict[str, ToolName] = {}
-    for neutral, entry in adapter.spec.tools:
-        if neutral == "mcp" or entry is None:
-            continue
-        tools[neutral] = (
-            ToolName(entry.name, dict(entry.args)) if isinstance(entry, ToolSpec) else ToolName(entry)
-        )
-    mcp = adapter.spec.tools.mcp
+    table: dict[str, Any] = dict(adapter.effective.get("tools", {}))
+    mcp = table.pop("mcp", None)
+    tools = {
+        neutral: ToolName(entry["name"], dict(entry.get("args", {})))
+        if isinstance(entry, dict)
+        else ToolName(entry)
+        for neutral, entry in table.items()
+    }
     return ToolVocabulary(tools=tools, mcp=mcp) if mcp else ToolVocabulary(tools=tools)
 
 
@@ -190,7 +189,8 @@ def _prepare_home(
     if home is None:
         return
     home.mkdir(exist_ok=True)
-    for default in adapter.spec.home.values():
+    relocations: Mapping[str, str] = adapter.effective.get("home", {})
+    for default in relocations.values():
         # Some harnesses refuse a relocation variable naming a directory that does not exist.
         templates.expand_path(default, env={}, home=str(home), workdir=str(run_dir)).mkdir(
             parents=True, exist_ok=True
@@ -198,7 +198,7 @@ def _prepare_home(
     if not credentials:
         return
     real = environ.get("HOME", str(Path.home()))
-    for default in adapter.spec.home.values():
+    for default in relocations.values():
         if default.strip() in ("~", "~/"):
             continue  # never copy a whole home
         source = templates.expand_path(default, env={}, home=real, workdir=str(run_dir))
