@@ -26,7 +26,8 @@ RENDER_ALL = (
     "from tackroom.plan import Endpoint\n"
     "for adapter in load_adapters(project=pathlib.Path.cwd()).values():\n"
     "    adapter.plan('p', options={}, workdir=pathlib.Path('/w'), home=pathlib.Path('/h'),\n"
-    "                 endpoint=Endpoint('http://127.0.0.1:1') if adapter.effective.get('model_endpoint') else None)\n"
+    "                 endpoint=Endpoint('http://127.0.0.1:1')\n"
+    "                 if adapter.effective.get('model_endpoint') else None)\n"
 )
 TARGET_MS = 150.0
 
