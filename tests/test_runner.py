@@ -150,3 +150,20 @@ def test_mock_server_is_stopped_after_the_run(config_dir: Path, tmp_path: Path) 
     url = (result.run_dir / "stdout.log").read_text().split("=", 1)[1].strip()
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(url + "/v1/models", timeout=2)
+
+
+def test_isolated_home_gets_a_copy_of_the_git_identity(config_dir: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real-home"
+    real.mkdir()
+    (real / ".gitconfig").write_text("[user]\n\tname = Real Person\n")
+    adapter = fake_adapter(config_dir, "--exit-code", "0")
+    result = run(
+        adapter,
+        "p",
+        workdir=tmp_path,
+        runs_dir=tmp_path / "runs",
+        environ={"PATH": "/usr/bin:/bin", "HOME": str(real)},
+    )
+    copied = result.run_dir / "home" / ".gitconfig"
+    assert copied.read_text() == (real / ".gitconfig").read_text()
+    assert copied.stat().st_ino != (real / ".gitconfig").stat().st_ino

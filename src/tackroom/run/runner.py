@@ -189,6 +189,7 @@ def _prepare_home(
     if home is None:
         return
     home.mkdir(exist_ok=True)
+    _copy_git_identity(environ, home)
     relocations: Mapping[str, str] = adapter.effective.get("home", {})
     for default in relocations.values():
         # Some harnesses refuse a relocation variable naming a directory that does not exist.
@@ -206,6 +207,21 @@ def _prepare_home(
         if source.is_dir():
             # Whole directories, so token refresh and SQLite sidecars keep working.
             shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
+
+
+def _copy_git_identity(environ: Mapping[str, str], home: Path) -> None:
+    """Copy the caller's git config into the isolated home.
+
+    Without an identity some harnesses write one into the repository's own
+    .git/config (aider sets user.name "Your Name"); a copy keeps the user's
+    identity without letting the harness write to the real file.
+    """
+    real = Path(environ.get("HOME", str(Path.home())))
+    for rel in (".gitconfig", ".config/git/config"):
+        source = real / rel
+        if source.is_file() and not (home / rel).exists():
+            (home / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, home / rel)
 
 
 def _stage(files: tuple[StagedFile, ...]) -> None:
