@@ -499,3 +499,26 @@ def test_bare_child_name_finds_the_only_namespaced_tool(serve: Serve) -> None:
     ]
     item = call(mock.base_url, "/v1/responses", {"tools": tools, "input": "go"}).json()["output"][0]
     assert (item["namespace"], item["name"]) == ("multi_agent_v1", "subagent")
+
+
+def test_an_mcp_call_can_ride_in_another_tools_arguments(serve: Serve) -> None:
+    wrap = {"path": "xd://mcp__{server}_{tool}", "content": "{arguments}"}
+    vocabulary = ToolVocabulary(mcp_call=ToolName("write", wrap=wrap))
+    assert vocabulary.translate("mcp:srv/echo") == ToolName(
+        "write", wrap={"path": "xd://mcp__srv_echo", "content": "{arguments}"}
+    )
+    mock = serve(Script([Turn.call("mcp:srv/echo", {"text": "hi"})]), tools=vocabulary)
+    write_tool = {
+        "type": "function",
+        "function": {
+            "name": "write",
+            "parameters": {"type": "object", "properties": {"path": {}, "content": {}}, "required": ["path"]},
+        },
+    }
+    body = {"model": "m", "tools": [write_tool], "messages": [{"role": "user", "content": "go"}]}
+    [tool_call] = call(mock.base_url, "/v1/chat/completions", body).json()["choices"][0]["message"][
+        "tool_calls"
+    ]
+    arguments = json.loads(tool_call["function"]["arguments"])
+    assert tool_call["function"]["name"] == "write"
+    assert arguments == {"path": "xd://mcp__srv_echo", "content": '{"text": "hi"}'}

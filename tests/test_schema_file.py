@@ -53,6 +53,6 @@ def test_vocabularies_have_one_source() -> None:
     from tackroom.mock import NEUTRAL_TOOLS as MOCK_TOOLS
     from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
 
-    assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp"}
+    assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp", "mcp_call"}
     assert set(MOCK_TOOLS) == set(NEUTRAL_TOOLS)
     assert get_args(Moment) == MOMENTS

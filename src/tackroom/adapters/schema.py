@@ -225,6 +225,16 @@ class ToolSpec(Strict):
 ToolEntry = str | ToolSpec
 
 
+class McpCall(Strict):
+    """How the model calls an MCP tool through one of the harness's own tools."""
+
+    tool: str
+    """The harness tool the model calls (omp: ``write``)."""
+    args: dict[str, str]
+    """That tool's arguments: ``{server}`` and ``{tool}`` name the MCP tool, ``{arguments}`` is the
+    MCP call's arguments as one JSON text."""
+
+
 class Tools(Strict):
     """The neutral tool vocabulary in this harness's spelling (hooks, subagents, mock scripts)."""
 
@@ -241,6 +251,8 @@ class Tools(Strict):
     todo: ToolEntry | None = None
     mcp: str | None = None
     """How an MCP tool is named, with ``{server}`` and ``{tool}``."""
+    mcp_call: McpCall | None = None
+    """How the model calls an MCP tool the harness does not offer as a tool; absent = by its ``mcp`` name."""
 
 
 class DetectMarker(Strict):

@@ -63,6 +63,9 @@ def resolve(turn: Turn, vocabulary: ToolVocabulary, offered: Sequence[OfferedToo
     if tool is None:
         return TextAnswer(f"{MOCK_PREFIX}: tool {wanted.name} not offered")
     arguments = {wanted.args.get(k, k): v for k, v in turn.args.items()}
+    if wanted.wrap is not None:  # the call rides in another tool's arguments (omp: write to xd://)
+        text = json.dumps(turn.args)
+        arguments = {k: v.replace("{arguments}", text) for k, v in wanted.wrap.items()}
     return ToolCall(tool.child, fill_required(arguments, tool.schema), tool.namespace, tool.custom)
 
 

@@ -31,6 +31,8 @@ class ToolName:
     name: str
     args: Mapping[str, str] = field(default_factory=dict)
     """neutral argument name -> harness argument name; unlisted arguments keep their name."""
+    wrap: Mapping[str, str] | None = None
+    """The arguments that carry the call instead, ``{arguments}`` standing for the script's as JSON."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class ToolVocabulary:
     tools: Mapping[str, ToolName] = field(default_factory=dict)
     mcp: str = DEFAULT_MCP_PATTERN
     """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in."""
+    mcp_call: ToolName | None = None
+    """An MCP call made through another tool: its name, and ``wrap`` with ``{server}``/``{tool}``."""
 
     def __post_init__(self) -> None:
         problems = [f"tools.{k}: not a neutral tool name" for k in self.tools if k not in NEUTRAL_TOOLS]
@@ -53,6 +57,10 @@ class ToolVocabulary:
             return ToolName(tool.removeprefix("raw:"))
         if tool.startswith("mcp:"):
             server, _, name = tool.removeprefix("mcp:").partition("/")
+            if self.mcp_call is not None and self.mcp_call.wrap is not None:
+                wrap = self.mcp_call.wrap.items()
+                fill = {k: v.replace("{server}", server).replace("{tool}", name) for k, v in wrap}
+                return ToolName(self.mcp_call.name, wrap=fill)
             return ToolName(self.mcp.format(server=server, tool=name))
         return self.tools.get(tool, ToolName(tool))
 

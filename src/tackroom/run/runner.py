@@ -156,13 +156,17 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
 
     table: dict[str, Any] = dict(adapter.effective.get("tools", {}))
     mcp = table.pop("mcp", None)
+    call = table.pop("mcp_call", None)
+    mcp_call = ToolName(call["tool"], wrap=dict(call["args"])) if call else None
     tools = {
         neutral: ToolName(entry["name"], dict(entry.get("args", {})))
         if isinstance(entry, dict)
         else ToolName(entry)
         for neutral, entry in table.items()
     }
-    return ToolVocabulary(tools=tools, mcp=mcp) if mcp else ToolVocabulary(tools=tools)
+    if mcp:
+        return ToolVocabulary(tools=tools, mcp=mcp, mcp_call=mcp_call)
+    return ToolVocabulary(tools=tools, mcp_call=mcp_call)
 
 
 def _start_mock(
