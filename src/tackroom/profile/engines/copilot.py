@@ -1,7 +1,73 @@
-"""Engines for copilot-hooks (hooks in Copilot's hook files): not implemented yet."""
+"""Engine ``copilot-hooks``: hooks as one hook file in Copilot's flat format.
+
+::
+
+    {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "...", "matcher": "^(?:bash)$"}]}}
+
+The file is tackroom's own (one ``*.json`` in a hooks directory the harness
+loads whole), so it is written whole. Hooks are translated with the adapter's
+maps as for Claude's settings (:func:`~tackroom.profile.engines.settings.hook_entry`):
+event names, the inject/refuse templates, and hook-side tool names. Each
+entry's ``bash`` ends with the hook's name marker, so it parses back.
+
+A tool hook's matcher is a regular expression over the tool name; tackroom
+writes its tool list anchored, ``^(?:a|b)$``, so a name never matches as a
+part of another. An entry without one applies to every tool.
+"""
 
 from __future__ import annotations
 
-from tackroom.profile.engines.base import Engine
+import re
+from collections.abc import Sequence
+from typing import Any
 
-ENGINES: list[Engine] = []
+from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.settings import hook_entry, parse_hook, read_json
+from tackroom.profile.model import Hook
+
+VERSION = 1
+_ANCHORED = re.compile(r"\^\(\?:(.*)\)\$")
+
+
+class CopilotHooks(Engine):
+    name = "copilot-hooks"
+
+    def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
+        events: dict[str, list[dict[str, Any]]] = {}
+        for hook in items:
+            entry = hook_entry(ctx, hook)
+            if entry is not None:
+                event, group = entry
+                events.setdefault(event, []).append(handler(group))
+        data = {"version": VERSION, "hooks": events}
+        return [Output(ctx.path, data=data, format="json")] if events else []
+
+    def parse(self, ctx: Context) -> list[Hook]:
+        events = read_json(ctx.path).get("hooks", {})
+        hooks = []
+        for event, handlers in events.items() if isinstance(events, dict) else ():
+            for item in handlers if isinstance(handlers, list) else ():
+                hook = _parse_handler(ctx, event, item)
+                if hook is not None:
+                    hooks.append(hook)
+        return sorted(hooks, key=lambda h: h.name)
+
+
+def handler(group: dict[str, Any]) -> dict[str, Any]:
+    """A flat Copilot entry from a Claude-style group (one command, an optional matcher)."""
+    entry: dict[str, Any] = {"type": "command", "bash": group["hooks"][0]["command"]}
+    matcher = group.get("matcher", "*")
+    return entry | ({"matcher": f"^(?:{matcher})$"} if matcher != "*" else {})
+
+
+def _parse_handler(ctx: Context, event: str, item: Any) -> Hook | None:
+    if not isinstance(item, dict) or item.get("type") != "command" or not isinstance(item.get("bash"), str):
+        return None
+    matcher = item.get("matcher")
+    if isinstance(matcher, str):
+        anchored = _ANCHORED.fullmatch(matcher)
+        matcher = anchored.group(1) if anchored else matcher
+    return parse_hook(ctx, event, matcher if isinstance(matcher, str) else None, item["bash"])
+
+
+ENGINES: list[Engine] = [CopilotHooks()]
