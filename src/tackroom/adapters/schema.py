@@ -185,6 +185,8 @@ class HookTemplate(Strict):
 
     template: str
     """Command text; ``{{text}}`` is the message and ``{{event}}`` the harness's event name."""
+    moments: list[Moment] | None = None
+    """The moments this channel works at; absent = every moment the hooks map has."""
 
 
 class HooksCapability(Capability):

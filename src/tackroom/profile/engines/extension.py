@@ -24,14 +24,6 @@ from tackroom.profile.engines.base import Context, Engine, Output
 from tackroom.profile.engines.settings import hook_entry, parse_hook
 from tackroom.profile.model import Hook
 
-#: The only moments whose handler result can carry each action, in the extension API
-#: (pi docs/extensions.md): ``before_agent_start`` "can inject a message", ``tool_call``
-#: "can block"; other handlers' results are ignored or only patch a finished tool result.
-CHANNELS: dict[str, frozenset[str]] = {
-    "inject": frozenset({"prompt-submit"}),
-    "refuse": frozenset({"before-tool"}),
-}
-
 _OPEN = "const HOOKS = ["
 _CLOSE = "];"
 
@@ -132,12 +124,9 @@ class PiExtension(Engine):
 
 def _entry(ctx: Context, hook: Hook) -> dict[str, Any] | None:
     """The module's entry for one hook, or None after dropping it by name."""
-    found = hook_entry(ctx, hook)  # drops unmapped moments, missing templates, unknown tools
+    # Drops unmapped moments, missing templates or their moments, and unknown tools.
+    found = hook_entry(ctx, hook)
     if found is None:
-        return None
-    channels = CHANNELS.get(hook.action)
-    if channels is not None and hook.moment not in channels:
-        ctx.drop("hook", hook.name, f"{hook.moment} {hook.action} unsupported (no channel at that moment)")
         return None
     event, group = found
     matcher = group.get("matcher", "*")

@@ -121,7 +121,7 @@ def hook_command(ctx: Context, hook: Hook, event: str) -> str | None:
     if hook.action == "command":
         return f"{hook.command} {HOOK_MARK}{hook.name}"
     template = getattr(ctx.capability, hook.action, None)
-    if template is None:
+    if template is None or (template.moments is not None and hook.moment not in template.moments):
         ctx.drop("hook", hook.name, f"{hook.moment} {hook.action} unsupported")
         return None
     text = template.template.replace("{{event}}", event).replace("{{text}}", shlex.quote(hook.text or ""))
