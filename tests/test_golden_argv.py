@@ -29,6 +29,7 @@ SAMPLES: dict[str, Any] = {
     "output_format": "json",
     "resume": "session-123",
     "quiet": True,
+    "command": "review",
 }
 ENVIRON = {"PATH": "/usr/bin:/bin", "HOME": "/home/user", "LANG": "C.UTF-8"}
 

@@ -48,4 +48,5 @@ OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
     "output_format": "str",
     "resume": "str",
     "quiet": "flag",
+    "command": "str",
 }

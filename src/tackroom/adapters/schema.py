@@ -90,6 +90,8 @@ class Options(Strict):
     """Session id to resume."""
     quiet: OptionTemplate | None = None
     """Suppress interactive decoration (flag)."""
+    command: OptionTemplate | None = None
+    """A profile command to run headless, where a harness runs one by flag; the prompt is its arguments."""
 
 
 class Install(Strict):

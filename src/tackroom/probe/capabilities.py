@@ -134,7 +134,11 @@ def _commands(adapter: Adapter, p: Probe) -> Found:
     invoke = (capability.invoke if capability and capability.invoke else "/{name} {args}").format(
         name=command.name, args="probe-args"
     )
-    result, mock, _ = p.run(adapter, Profile(commands=(command,)), _text("ok"), prompt=invoke)
+    # A harness that runs commands by flag gets the command option; the prompt is then its arguments.
+    options = {"command": command.name} if "command" in adapter.effective.get("options", {}) else {}
+    result, mock, _ = p.run(
+        adapter, Profile(commands=(command,)), _text("ok"), prompt=invoke, options=options
+    )
     return {"expanded": mock.saw(f"{marker} with probe-args")}, _describe(result), result.harness_version
 
 
