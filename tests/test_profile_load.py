@@ -117,3 +117,20 @@ def test_drops_are_by_name_and_reason() -> None:
     rendered = plan_render(profile, resolve_builtins()["aider"], root=Path("/nowhere"))
     assert "aider: dropped hook 'tr-refuse' (no hooks capability)" in [str(d) for d in rendered.drops]
     assert rendered.outputs == ()
+
+
+def test_a_rendered_server_replaces_the_whole_entry_of_the_same_name(tmp_path: Path) -> None:
+    import json
+
+    profile = load_profile([MARKERS], harnesses=resolve_builtins())
+    claude = resolve_builtins()["claude-code"]
+    shared = tmp_path / ".claude" / ".claude.json"
+    shared.parent.mkdir(parents=True)
+    stale = {"url": "https://old.example", "headers": {"X": "y"}}
+    shared.write_text(
+        json.dumps({"numStartups": 3, "mcpServers": {"trmcp": stale, "mine": {"command": "x"}}})
+    )
+    write(plan_render(profile, claude, root=tmp_path))
+    data = json.loads(shared.read_text())
+    assert data["numStartups"] == 3 and data["mcpServers"]["mine"] == {"command": "x"}
+    assert "url" not in data["mcpServers"]["trmcp"] and data["mcpServers"]["trmcp"]["command"] == "python3"

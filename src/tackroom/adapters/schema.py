@@ -172,7 +172,7 @@ class Capability(Strict):
     """File format of each item for the ``dir`` engine."""
     extension: str | None = None
     """File name ending of each item for the ``dir`` engine (default ``.md`` or ``.toml``)."""
-    frontmatter: dict[str, str] = {}
+    frontmatter: dict[str, str | list[str]] = {}
     """Fixed keys every item carries for this harness (e.g. a subagent's ``mode = "subagent"``)."""
     arguments: str | None = None
     """How a command's body spells its arguments placeholder (default ``$ARGUMENTS``)."""

@@ -210,15 +210,20 @@ def _existing(output: Output) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """Deep-merge ``top`` into ``base``; lists of hook groups replace tackroom's own entries only."""
+def _merge(base: dict[str, Any], top: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Merge an engine's keys into a shared settings file, keeping everything else the user has.
+
+    Tables merge by key one level down (``mcpServers`` keeps the user's other
+    servers); below that tackroom's entry replaces the whole value, so no stale
+    key of an older entry survives beside it. A hook event's list keeps the
+    user's groups and replaces tackroom's own.
+    """
     out = dict(base)
     for key, value in top.items():
         old = out.get(key)
-        if isinstance(value, dict) and isinstance(old, dict):
-            out[key] = _merge(old, value)
+        if isinstance(value, dict) and isinstance(old, dict) and depth < 1:
+            out[key] = _merge(old, value, depth + 1)
         elif isinstance(value, list) and isinstance(old, list) and any(_ours(g) for g in value):
-            # A hook event's groups: the user's stay, tackroom's are replaced.
             out[key] = [g for g in old if not _ours(g)] + value
         else:
             out[key] = value

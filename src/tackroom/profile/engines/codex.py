@@ -5,9 +5,11 @@ merges: only ``mcp_servers.<name>`` keys are written, the user's keys stay.
 The adapter's ``frontmatter`` table holds fixed keys every server entry
 carries for this harness (codex needs ``default_tools_approval_mode``).
 
-Codex expands no ``${VAR}``: env values, args, URLs and headers are passed
-literally (verified on 0.171.0). A secret reference therefore becomes a
-pass-through by name, each spelled the one way codex has for it:
+Codex expands no ``${VAR}`` (0.171.0 started a server with ``K=${VAR}``
+literally in its environment; args reach the process without a shell), and
+it starts a stdio server with a scrubbed environment. A secret reference
+therefore becomes a pass-through by name, each spelled the one way codex has
+for it:
 
 - env ``KEY = "${KEY}"``: ``env_vars = ["KEY"]`` (forwarded from codex's own env);
 - header ``Authorization = "Bearer ${VAR}"``: ``bearer_token_env_var = "VAR"``;
@@ -95,7 +97,6 @@ def _stdio_entry(server: McpServer) -> dict[str, Any]:
     passed = [k for k, v in server.env if _REF.search(v)]
     entry |= {"args": list(server.args)} if server.args else {}
     entry |= {"env": literal} if literal else {}
-    # codex starts a stdio server with a scrubbed environment; env_vars names what it forwards.
     return entry | ({"env_vars": passed} if passed else {})
 
 
@@ -128,11 +129,11 @@ def server_from_entry(name: str, entry: Any) -> McpServer | None:
         return McpServer(name, url=str(entry["url"]), headers=tuple(sorted(headers.items())))
     if "command" not in entry:
         return None
-    env = dict(entry.get("env", {}))
+    # str(): a hand-written file may hold numbers where codex reads strings.
+    env = {str(k): str(v) for k, v in entry.get("env", {}).items()}
     env |= {n: f"${{{n}}}" for n in map(_env_var_name, entry.get("env_vars", ())) if n}
-    return McpServer(
-        name, command=str(entry["command"]), args=tuple(entry.get("args", ())), env=tuple(sorted(env.items()))
-    )
+    args = tuple(str(a) for a in entry.get("args", ()))
+    return McpServer(name, command=str(entry["command"]), args=args, env=tuple(sorted(env.items())))
 
 
 def _env_var_name(item: Any) -> str | None:

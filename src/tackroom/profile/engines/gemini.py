@@ -85,15 +85,16 @@ def server_from_entry(name: str, entry: Any) -> McpServer | None:
         return None
     url = entry.get("httpUrl") or entry.get("url")
     if url:
-        return McpServer(name, url=str(url), headers=tuple(sorted(entry.get("headers", {}).items())))
+        return McpServer(name, url=str(url), headers=_pairs(entry.get("headers")))
     if "command" not in entry:
         return None
-    return McpServer(
-        name,
-        command=str(entry["command"]),
-        args=tuple(entry.get("args", ())),
-        env=tuple(sorted(entry.get("env", {}).items())),
-    )
+    args = tuple(str(a) for a in entry.get("args", ()))
+    return McpServer(name, command=str(entry["command"]), args=args, env=_pairs(entry.get("env")))
+
+
+def _pairs(table: Any) -> tuple[tuple[str, str], ...]:
+    # str(): a hand-written file may hold numbers where the harness reads strings.
+    return tuple(sorted((str(k), str(v)) for k, v in table.items())) if isinstance(table, dict) else ()
 
 
 # -- hooks ----------------------------------------------------------------------------------------

@@ -1,0 +1,191 @@
+"""The gemini-settings engine (MCP servers and hooks in settings.json), against gemini and qwen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tackroom.adapters.resolve import Adapter, resolve_builtins
+from tackroom.profile.engines import engine
+from tackroom.profile.engines.base import Context, Kind
+from tackroom.profile.engines.settings import HOOK_MARK
+from tackroom.profile.model import Hook, McpServer, Profile
+from tackroom.profile.render import ProfileError, import_profile, plan_render, write
+
+SETTINGS = Path(".gemini/settings.json")
+
+
+@pytest.fixture
+def adapter() -> Adapter:
+    return resolve_builtins()["gemini"]
+
+
+def context(adapter: Adapter, kind: Kind, path: Path, **changes: Any) -> Context:
+    capability = getattr(adapter.spec.capabilities, kind)
+    return Context(adapter, kind, capability.model_copy(update=changes), path)
+
+
+def render(ctx: Context, *items: Any) -> dict[str, Any]:
+    [out] = engine("gemini-settings").render(ctx, list(items))
+    assert (out.path, out.format, out.merge) == (ctx.path, "json", True)
+    assert out.data is not None
+    return dict(out.data)
+
+
+# MCP servers
+
+
+def test_servers_render_in_settings_shape_with_references_kept(adapter: Adapter, tmp_path: Path) -> None:
+    local = McpServer("fs", command="npx", args=("-y", "server"), env=(("TOKEN", "${FS_TOKEN}"),))
+    remote = McpServer("web", url="https://mcp.example.test/mcp", headers=(("Authorization", "Bearer ${T}"),))
+    ctx = context(adapter, "mcp", tmp_path / "s.json", frontmatter={"fixed": "yes"})
+    assert render(ctx, local, remote) == {
+        "mcpServers": {
+            "fs": {
+                "command": "npx",
+                "args": ["-y", "server"],
+                "env": {"TOKEN": "${FS_TOKEN}"},
+                "fixed": "yes",
+            },
+            # httpUrl: Streamable HTTP on gemini and qwen alike (qwen reads a bare url as SSE).
+            "web": {
+                "httpUrl": "https://mcp.example.test/mcp",
+                "headers": {"Authorization": "Bearer ${T}"},
+                "fixed": "yes",
+            },
+        }
+    }
+
+
+def test_parse_reads_servers_tackroom_did_not_write(adapter: Adapter, tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    servers = {
+        "sse": {"url": "https://x.test/sse", "trust": True},
+        "typed": {"type": "http", "url": "https://x.test/mcp", "headers": {"K": "v"}},
+        "local": {"command": "node", "env": {"L": "1"}, "timeout": 5000},
+        "socket": {"tcp": "localhost:9"},
+        "junk": "not a table",
+    }
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    assert engine("gemini-settings").parse(context(adapter, "mcp", path)) == [
+        McpServer("local", command="node", env=(("L", "1"),)),
+        McpServer("sse", url="https://x.test/sse"),
+        McpServer("typed", url="https://x.test/mcp", headers=(("K", "v"),)),
+    ]
+
+
+# hooks
+
+
+def test_hooks_render_in_gemini_shape_with_a_name_on_each_handler(adapter: Adapter, tmp_path: Path) -> None:
+    start = Hook("log-start", "session-start", "command", command="echo hi")
+    guard = Hook("no-rm", "before-tool", "refuse", text="no", matcher=("shell",))
+    deny = """jq -nc --arg m no '{"decision":"deny","reason":$m}'"""
+    data = render(context(adapter, "hooks", tmp_path / "s.json"), start, guard)
+    assert data == {
+        "hooks": {
+            "SessionStart": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": f"echo hi {HOOK_MARK}log-start", "name": "log-start"}
+                    ]
+                }
+            ],
+            "BeforeTool": [
+                {
+                    "matcher": "run_shell_command",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": f"{deny} {HOOK_MARK}no-rm",
+                            "name": "no-rm",
+                        }
+                    ],
+                }
+            ],
+        }
+    }
+
+
+def test_hooks_the_harness_cannot_express_are_dropped_by_name(adapter: Adapter, tmp_path: Path) -> None:
+    capability = adapter.spec.capabilities.hooks
+    assert capability is not None
+    events = {m: e for m, e in capability.events.items() if m != "session-end"}
+    ctx = context(adapter, "hooks", tmp_path / "s.json", events=events, inject=None)
+    hooks = [
+        Hook("bye", "session-end", "command", command="true"),
+        Hook("advise", "prompt-submit", "inject", text="be brief"),
+        Hook("kept", "turn-end", "command", command="true"),
+    ]
+    data = render(ctx, *hooks)
+    assert list(data["hooks"]) == ["AfterAgent"]
+    assert [(d.kind, d.name, d.reason) for d in ctx.drops] == [
+        ("hook", "bye", "session-end unsupported"),
+        ("hook", "advise", "prompt-submit inject unsupported"),
+    ]
+
+
+def test_parse_keeps_only_tackrooms_hooks_and_tolerates_others(adapter: Adapter, tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    ours = f"echo hi {HOOK_MARK}log-start"
+    table = {
+        "enabled": True,  # a shape some gemini versions keep under "hooks"
+        "disabled": ["x"],
+        "SessionStart": [
+            {"hooks": [{"type": "command", "name": "mine", "command": "echo mine"}]},
+            {"hooks": [{"type": "command", "command": ours}, "junk"]},
+            "junk",
+        ],
+        "Unknown": [{"hooks": [{"type": "command", "command": f"true {HOOK_MARK}x"}]}],
+    }
+    path.write_text(json.dumps({"hooks": table}), encoding="utf-8")
+    assert engine("gemini-settings").parse(context(adapter, "hooks", path)) == [
+        Hook("log-start", "session-start", "command", command="echo hi")
+    ]
+
+
+# both, in one shared file
+
+
+def test_render_merges_into_the_users_settings_and_keeps_their_keys(adapter: Adapter, tmp_path: Path) -> None:
+    users = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "mcpServers": {"mine": {"command": "mine"}},
+        "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "name": "m", "command": "mine"}]}]},
+    }
+    (tmp_path / SETTINGS).parent.mkdir(parents=True)
+    (tmp_path / SETTINGS).write_text(json.dumps(users), encoding="utf-8")
+    server = McpServer("tr", command="python3", args=("s.py",))
+    hook = Hook("done", "turn-end", "command", command="echo done")
+    profile = Profile(mcp=(server,), hooks=(hook,))
+    for _ in range(2):  # re-rendering replaces tackroom's own entries, never duplicates them
+        write(plan_render(profile, adapter, root=tmp_path))
+    data = json.loads((tmp_path / SETTINGS).read_text(encoding="utf-8"))
+    assert data["security"] == users["security"]
+    assert data["mcpServers"]["mine"] == {"command": "mine"}
+    assert [h["hooks"][0]["command"] for h in data["hooks"]["AfterAgent"]] == [
+        "mine",
+        f"echo done {HOOK_MARK}done",
+    ]
+    imported = import_profile(adapter, root=tmp_path)
+    assert (imported.mcp, imported.hooks) == ((McpServer("mine", command="mine"), server), (hook,))
+
+
+def test_qwen_reads_the_same_server_table(tmp_path: Path) -> None:
+    qwen = resolve_builtins()["qwen"]
+    server = McpServer("web", url="https://x.test/mcp")
+    write(plan_render(Profile(mcp=(server,)), qwen, root=tmp_path))
+    data = json.loads((tmp_path / ".qwen" / "settings.json").read_text(encoding="utf-8"))
+    assert data == {"mcpServers": {"web": {"httpUrl": "https://x.test/mcp"}}}
+    assert import_profile(qwen, root=tmp_path).mcp == (server,)
+
+
+def test_a_kind_it_does_not_write_is_an_error(adapter: Adapter, tmp_path: Path) -> None:
+    rules = adapter.spec.capabilities.rules
+    assert rules is not None
+    ctx = Context(adapter, "rules", rules, tmp_path / "GEMINI.md")
+    with pytest.raises(ProfileError, match="writes mcp and hooks, not rules"):
+        engine("gemini-settings").render(ctx, [])
