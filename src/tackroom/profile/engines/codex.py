@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.settings import server_table
 from tackroom.profile.model import McpServer
 
 KEY = "mcp_servers"
@@ -40,11 +41,7 @@ class CodexToml(Engine):
     name = "codex-toml"
 
     def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
-        servers = {}
-        for server in items:
-            entry = server_entry(ctx, server)
-            if entry is not None:
-                servers[server.name] = entry
+        servers = server_table(ctx, items, server_entry)
         return [Output(ctx.path, data={KEY: servers}, format="toml", merge=True)] if servers else []
 
     def parse(self, ctx: Context) -> list[McpServer]:

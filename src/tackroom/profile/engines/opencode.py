@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
-from tackroom.profile.engines.settings import TOOL_MOMENTS, hook_entry, parse_hook, read_json
+from tackroom.profile.engines.settings import TOOL_MOMENTS, hook_entry, parse_hook, read_json, server_table
 from tackroom.profile.model import Hook, McpServer
 
 KEY = "mcp"
@@ -55,11 +55,7 @@ class OpencodeJson(Engine):
     name = "opencode-json"
 
     def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
-        servers = {}
-        for server in items:
-            entry = server_entry(ctx, server)
-            if entry is not None:
-                servers[server.name] = entry
+        servers = server_table(ctx, items, server_entry)
         return [Output(ctx.path, data={KEY: servers}, format="json", merge=True)] if servers else []
 
     def parse(self, ctx: Context) -> list[McpServer]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
@@ -41,6 +41,18 @@ def mcp_from_entry(name: str, entry: dict[str, Any]) -> McpServer:
         args=tuple(entry.get("args", ())),
         env=tuple(sorted(entry.get("env", {}).items())),
     )
+
+
+def server_table(
+    ctx: Context, items: Sequence[McpServer], entry: Callable[[Context, McpServer], dict[str, Any] | None]
+) -> dict[str, Any]:
+    """Name -> entry for every server ``entry`` can express (it drops the others by name)."""
+    table = {}
+    for server in items:
+        found = entry(ctx, server)
+        if found is not None:
+            table[server.name] = found
+    return table
 
 
 def read_json(path: Any) -> dict[str, Any]:
