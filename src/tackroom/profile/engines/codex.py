@@ -70,14 +70,14 @@ def _unexpressible(server: McpServer) -> str | None:
     """Why codex cannot be given this server as written (None when it can)."""
     literal = [server.command or "", *server.args, server.url or ""]
     if any(_REF.search(text) for text in literal):
-        return "codex expands no ${VAR} in a command, args or URL"
+        return "this format expands no ${VAR} in a command, args or URL"
     for key, value in server.env:
         if _REF.search(value) and value != f"${{{key}}}":
-            return f'codex passes env values literally; only {key} = "${{{key}}}" can pass through (env_vars)'
+            return f'env values are passed literally; only {key} = "${{{key}}}" can pass through (env_vars)'
     for key, value in server.headers:
         if _REF.search(value) and not (_header_ref(key, value) or _WHOLE.fullmatch(value)):
             return (
-                f"codex passes header {key} literally; only a whole-value ${{VAR}} or "
+                f"header {key} is passed literally; only a whole-value ${{VAR}} or "
                 'Authorization = "Bearer ${VAR}" can be taken from the environment'
             )
     return None
