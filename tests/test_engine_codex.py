@@ -81,9 +81,9 @@ def test_every_server_carries_the_adapters_fixed_keys(adapter: Adapter, tmp_path
 @pytest.mark.parametrize(
     ("server", "why"),
     [
-        (McpServer("renamed", command="x", env=(("KEY", "${OTHER}"),)), "env values literally"),
-        (McpServer("inline", command="x", env=(("KEY", "pre-${KEY}"),)), "env values literally"),
-        (McpServer("default", command="x", env=(("KEY", "${KEY:-d}"),)), "env values literally"),
+        (McpServer("renamed", command="x", env=(("KEY", "${OTHER}"),)), "env values are passed literally"),
+        (McpServer("inline", command="x", env=(("KEY", "pre-${KEY}"),)), "env values are passed literally"),
+        (McpServer("default", command="x", env=(("KEY", "${KEY:-d}"),)), "env values are passed literally"),
         (McpServer("arg", command="x", args=("--token=${T}",)), "command, args or URL"),
         (McpServer("url", url="https://x.test/${PART}"), "command, args or URL"),
         (McpServer("hdr", url="https://x.test", headers=(("X-Key", "Token ${T}"),)), "header X-Key"),
