@@ -167,3 +167,17 @@ def test_isolated_home_gets_a_copy_of_the_git_identity(config_dir: Path, tmp_pat
     copied = result.run_dir / "home" / ".gitconfig"
     assert copied.read_text() == (real / ".gitconfig").read_text()
     assert copied.stat().st_ino != (real / ".gitconfig").stat().st_ino
+
+
+def test_the_default_profile_renders_into_isolated_runs(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--exit-code", "0")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    rules = repo / ".tackroom" / "profile" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.md").write_text("Be brief. DEFAULT-PROFILE-MARKER\n")
+    done = run_cli("run", "fake", "p", "--json", "--workdir", str(repo), cwd=repo)
+    home = Path(json.loads(done.stdout)["run_dir"]) / "home"
+    assert "DEFAULT-PROFILE-MARKER" in (home / ".claude" / "CLAUDE.md").read_text()
+    skipped = run_cli("run", "fake", "p", "--json", "--no-profile", "--workdir", str(repo), cwd=repo)
+    assert not (Path(json.loads(skipped.stdout)["run_dir"]) / "home" / ".claude" / "CLAUDE.md").exists()

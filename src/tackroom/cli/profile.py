@@ -25,6 +25,10 @@ def load(dirs: list[Path]) -> Profile:
     from tackroom.profile.load import load_profile, profile_dirs
 
     chosen = dirs or profile_dirs(Path.cwd(), config_dir())
+    if not chosen:
+        from tackroom.profile.model import Profile
+
+        return Profile()
     return load_profile(chosen, harnesses=resolve_builtins())
 
 

@@ -31,7 +31,10 @@ def run_command(
     workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the harness."),
     home: str = typer.Option("isolated", "--home", help="'isolated' (default) or 'real'."),
     credentials: bool = typer.Option(False, "--credentials", help="Copy the harness's real config in."),
-    profile: list[Path] = typer.Option([], "--profile", help="Render this profile into the run's home."),
+    profile: list[Path] = typer.Option(
+        [], "--profile", help="Profile to render into the run's home (default: global + .tackroom/profile)."
+    ),
+    no_profile: bool = typer.Option(False, "--no-profile", help="Render no profile, not even the default."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     events: bool = typer.Option(False, "--events", help="Stream normalized events as JSONL."),
 ) -> None:
@@ -48,10 +51,11 @@ def run_command(
         options["model"] = model
     live = None if as_json or events else _Live(console())
     loaded = None
-    if profile:
+    if profile or (not no_profile and home == "isolated"):
         from tackroom.cli.profile import load
 
-        loaded = load(profile)
+        # The default profile (global + project) applies to isolated runs; an empty one renders nothing.
+        loaded = load(profile) or None
     result = run(
         name,
         prompt,
