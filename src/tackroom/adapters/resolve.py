@@ -261,7 +261,13 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     from tackroom._files import cache_dir, read_json, write_json
 
     code = Path(__file__).parent
-    inputs = [*sorted(BUILTIN_DIR.glob("*.toml")), *sorted(code.glob("*.py")), *files]
+    # The shared vocabulary (option and tool names) is part of the schema the tables were validated by.
+    inputs = [
+        *sorted(BUILTIN_DIR.glob("*.toml")),
+        *sorted(code.glob("*.py")),
+        code.parent / "vocabulary.py",
+        *files,
+    ]
     inputs += [project_file] if project_file is not None else []
     key = _stat_key([__version__, *map(str, inputs)], inputs)
     name = hashlib.sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
