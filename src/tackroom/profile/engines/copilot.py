@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
-from tackroom.profile.engines.settings import hook_entry, parse_hook, read_json
+from tackroom.profile.engines.settings import hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook
 
 VERSION = 1
@@ -33,12 +33,7 @@ class CopilotHooks(Engine):
     name = "copilot-hooks"
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
-        events: dict[str, list[dict[str, Any]]] = {}
-        for hook in items:
-            entry = hook_entry(ctx, hook)
-            if entry is not None:
-                event, group = entry
-                events.setdefault(event, []).append(handler(group))
+        events = hook_groups(ctx, items, shape=lambda _hook, group: handler(group))
         data = {"version": VERSION, "hooks": events}
         return [Output(ctx.path, data=data, format="json")] if events else []
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
-from tackroom.profile.engines.settings import hook_entry, parse_hook, read_json
+from tackroom.profile.engines.settings import hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook, McpServer
 
 MCP_KEY = "mcpServers"
@@ -101,15 +101,13 @@ def _pairs(table: Any) -> tuple[tuple[str, str], ...]:
 
 
 def render_hooks(ctx: Context, hooks: Sequence[Hook]) -> list[Output]:
-    events: dict[str, list[dict[str, Any]]] = {}
-    for hook in hooks:
-        entry = hook_entry(ctx, hook)
-        if entry is not None:
-            event, group = entry
-            # The handler's name is what gemini shows and records when a hook runs.
-            group["hooks"] = [{**handler, "name": hook.name} for handler in group["hooks"]]
-            events.setdefault(event, []).append(group)
+    events = hook_groups(ctx, hooks, shape=_named)
     return [Output(ctx.path, data={HOOKS_KEY: events}, format="json", merge=True)] if events else []
+
+
+def _named(hook: Hook, group: dict[str, Any]) -> dict[str, Any]:
+    # The handler's name is what gemini shows and records when a hook runs.
+    return {**group, "hooks": [{**handler, "name": hook.name} for handler in group["hooks"]]}
 
 
 def parse_hooks(ctx: Context) -> list[Hook]:

@@ -40,7 +40,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Output
-from tackroom.profile.engines.settings import TOOL_MOMENTS, hook_entry, parse_hook, read_json, server_table
+from tackroom.profile.engines.settings import (
+    TOOL_MOMENTS,
+    hook_entry,
+    hook_groups,
+    parse_hook,
+    read_json,
+    server_table,
+)
 from tackroom.profile.model import Hook, McpServer
 
 KEY = "mcp"
@@ -196,12 +203,7 @@ class OpencodePlugin(Engine):
     name = "opencode-plugin"
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
-        events: dict[str, list[dict[str, Any]]] = {}
-        for hook in items:
-            entry = self._entry(ctx, hook)
-            if entry is not None:
-                event, group = entry
-                events.setdefault(event, []).append(group)
+        events = hook_groups(ctx, items, entry=self._entry)
         return [Output(ctx.path, plugin_source(ctx, events))] if events else []
 
     def _entry(self, ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:

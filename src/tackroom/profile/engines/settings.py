@@ -84,12 +84,7 @@ class ClaudeSettings(Engine):
     name = "claude-settings"
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
-        events: dict[str, list[dict[str, Any]]] = {}
-        for hook in items:
-            entry = hook_entry(ctx, hook)
-            if entry is not None:
-                event, group = entry
-                events.setdefault(event, []).append(group)
+        events = hook_groups(ctx, items)
         return [Output(ctx.path, data={"hooks": events}, format="json", merge=True)] if events else []
 
     def parse(self, ctx: Context) -> list[Hook]:
@@ -101,6 +96,30 @@ class ClaudeSettings(Engine):
                     if hook is not None:
                         hooks.append(hook)
         return sorted(hooks, key=lambda h: h.name)
+
+
+HookEntry = Callable[[Context, Hook], tuple[str, dict[str, Any]] | None]
+Shape = Callable[[Hook, dict[str, Any]], dict[str, Any]]
+
+
+def hook_groups(
+    ctx: Context,
+    hooks: Sequence[Hook],
+    entry: HookEntry | None = None,
+    shape: Shape | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Event name -> the settings groups of the hooks that can be expressed (the rest are dropped).
+
+    ``entry`` translates one hook (default :func:`hook_entry`); ``shape`` rewrites its group
+    into the engine's own format.
+    """
+    events: dict[str, list[dict[str, Any]]] = {}
+    for hook in hooks:
+        found = (entry or hook_entry)(ctx, hook)
+        if found is not None:
+            event, group = found
+            events.setdefault(event, []).append(shape(hook, group) if shape else group)
+    return events
 
 
 def hook_entry(ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:
