@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tackroom.mock import MockServer, Script
+
+Serve = Callable[..., MockServer]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,3 +55,17 @@ def config_dir(isolated_home: Path) -> Path:
     path = Path(os.environ["TACKROOM_CONFIG_DIR"])
     (path / "adapters.d").mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Start mock servers for a test (``serve(script, tools=...)``); all stop at teardown."""
+    servers: list[MockServer] = []
+
+    def start(script: Script | None = None, **options: Any) -> MockServer:
+        servers.append(MockServer(script, **options).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -9,7 +9,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,20 +38,6 @@ TWO_CALLS = Script(
         Turn.reply("finished"),
     ]
 )
-
-
-@pytest.fixture
-def serve() -> Iterator[Serve]:
-    """Start mock servers for a test (``serve(script, tools=...)``); all stop at teardown."""
-    servers: list[MockServer] = []
-
-    def start(script: Script | None = None, **options: Any) -> MockServer:
-        servers.append(MockServer(script, **options).start())
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def post(base_url: str, path: str, body: Any, **headers: str) -> tuple[int, bytes]:

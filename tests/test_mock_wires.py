@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,20 +52,6 @@ def call(base_url: str, path: str, body: Any = None, method: str = "POST", **hea
 
 
 Serve = Callable[..., MockServer]
-
-
-@pytest.fixture
-def serve() -> Iterator[Serve]:
-    """Start mock servers for a test (``serve(script, tools=...)``); all stop at teardown."""
-    servers: list[MockServer] = []
-
-    def start(script: Script | None = None, **options: Any) -> MockServer:
-        servers.append(MockServer(script, **options).start())
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 # --- Anthropic Messages ---------------------------------------------------------------------------
