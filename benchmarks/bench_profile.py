@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, write_section
 
 from tackroom.adapters.resolve import resolve_builtins
-from tackroom.profile.engines import ENGINES
+from tackroom.profile.engines import engines
 from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rule, Skill
 from tackroom.profile.write import write_profile
 from tackroom.vocabulary import MOMENTS
@@ -132,7 +132,7 @@ def renderable() -> list[str]:
     return sorted(
         name
         for name, adapter in resolve_builtins().items()
-        if all(c is None or c.render in ENGINES for _, c in adapter.spec.capabilities)
+        if all(c is None or c.render in engines() for _, c in adapter.spec.capabilities)
     )
 
 

@@ -32,7 +32,7 @@ from tackroom.harnesses import locate
 from tackroom.install import install
 from tackroom.mock import MockServer, Script
 from tackroom.plan import Endpoint
-from tackroom.run.runner import _prepare_home, _stage
+from tackroom.run.home import prepare_home, stage_files
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "BENCH-REPLY"
@@ -49,8 +49,8 @@ def bare_once(name: str, mock: MockServer, env: dict[str, str], scratch: Path) -
     workdir = run_dir / "work"
     workdir.mkdir()
     plan = adapter.plan("say hi", workdir=workdir, home=home, endpoint=Endpoint(mock.base_url), environ=env)
-    _prepare_home(adapter, run_dir, home, False, env)  # the home a run gets, made before the clock starts
-    _stage(plan.files)
+    prepare_home(adapter, run_dir, home, False, env)  # the home a run gets, made before the clock starts
+    stage_files(plan.files)
     child_env = plan.environ()
     if located.bin_dir is not None:
         child_env["PATH"] = f"{located.bin_dir}{os.pathsep}{child_env['PATH']}"

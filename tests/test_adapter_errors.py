@@ -180,3 +180,46 @@ def test_unknown_top_level_key(config_dir: Path) -> None:
     write(config_dir, "tackroom.toml", "[adapters.claude-code]\nexecutable = 'x'\n")
     problem = only(problems(config_dir))
     assert (problem.key, problem.line) == ("adapters", 1)
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "message"),
+    [
+        # A renderer on a capability it does not serve loaded, then crashed with AttributeError.
+        (
+            '[adapter.claude-code.capabilities.rules]\nrender = "claude-settings"\n',
+            "render",
+            "writes hooks, not rules",
+        ),
+        # json-merge and toml-merge were in the schema; no code implements them.
+        (
+            '[adapter.claude-code.capabilities.mcp]\nrender = "json-merge"\n',
+            "render",
+            "no renderer 'json-merge'",
+        ),
+        ('[adapter.claude-code.capabilities.rules]\nformat = "toml"\n', "format", "takes no format"),
+        ('[adapter.claude-code.capabilities.skills]\nformat = "yaml"\n', "format", "bad value"),
+    ],
+)
+def test_a_renderer_must_serve_its_capability(config_dir: Path, table: str, key: str, message: str) -> None:
+    path = write(config_dir, "adapters.d/10-x.toml", table)
+    problem = only(problems(config_dir))
+    assert problem.file == str(path) and problem.line is not None
+    assert problem.key.endswith(key) and message in problem.message
+
+
+def test_engines_come_from_their_families() -> None:
+    from tackroom.families import get_family
+    from tackroom.profile.engines import engines
+
+    found = engines()
+    assert {"concat", "dir", "mcp-json"} <= set(found)
+    for family, name in (
+        ("claude-code", "claude-settings"),
+        ("codex", "codex-toml"),
+        ("gemini", "gemini-settings"),
+        ("opencode", "opencode-plugin"),
+        ("copilot", "copilot-hooks"),
+        ("pi", "pi-extension"),
+    ):
+        assert found[name] in get_family(family).engines()

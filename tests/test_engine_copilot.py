@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
+from tackroom.errors import ProfileError
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context
 from tackroom.profile.model import Hook, Profile
-from tackroom.profile.render import ProfileError, import_profile, plan_render, write
+from tackroom.profile.render import import_profile, plan_render, write
 
 HOOKS = Path(".copilot/hooks")
 REFUSE = Hook("no-shell", "before-tool", "refuse", text="shell is off", matcher=("shell",))

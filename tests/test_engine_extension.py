@@ -18,10 +18,10 @@ import pytest
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.adapters.schema import HooksCapability, HookTemplate
+from tackroom.errors import ProfileError
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context, Output
 from tackroom.profile.model import Hook
-from tackroom.profile.render import ProfileError
 
 ENGINE = engine("pi-extension")
 NODE = shutil.which("node")

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
+from tackroom.errors import ProfileError
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context, Kind
 from tackroom.profile.engines.settings import HOOK_MARK
 from tackroom.profile.model import Hook, McpServer, Profile
-from tackroom.profile.render import ProfileError, import_profile, plan_render, write
+from tackroom.profile.render import import_profile, plan_render, write
 
 SETTINGS = Path(".gemini/settings.json")
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
+from tackroom.families.opencode.engines import read_manifest
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context, Kind
-from tackroom.profile.engines.opencode import read_manifest
 from tackroom.profile.model import Hook, McpServer, Profile
 from tackroom.profile.render import import_profile, plan_render, write
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tackroom.adapters.resolve import resolve_builtins
-from tackroom.errors import ConfigError, Problem
+from tackroom.errors import ConfigError, Problem, ProfileError
 from tackroom.profile.load import load_profile
-from tackroom.profile.render import ProfileError, plan_render, write
+from tackroom.profile.render import plan_render, write
 
 MARKERS = Path(__file__).parent / "profiles" / "markers"
 

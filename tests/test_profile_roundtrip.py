@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
-from tackroom.profile.engines import ENGINES
+from tackroom.profile.engines import engines
 from tackroom.profile.load import load_profile
 from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rule, Skill
 from tackroom.profile.render import import_profile, plan_render, write
@@ -92,7 +92,7 @@ profiles = st.builds(
 RENDERABLE = sorted(
     name
     for name, adapter in resolve_builtins().items()
-    if all(c is None or c.render in ENGINES for _, c in adapter.spec.capabilities)
+    if all(c is None or c.render in engines() for _, c in adapter.spec.capabilities)
 )
 
 

@@ -29,21 +29,29 @@ def test_schema_forbids_unknown_keys_everywhere() -> None:
 
 
 def test_public_api() -> None:
-    assert tackroom.__all__ == [
-        "Adapter",
-        "AdapterSet",
-        "ConfigError",
-        "Endpoint",
-        "OptionError",
-        "Plan",
-        "TackroomError",
-        "UnknownAdapterError",
-        "UnsupportedOptionError",
-        "__version__",
-        "load_adapters",
-    ]
+    assert tackroom.__all__ == sorted(tackroom.__all__)
+    assert set(tackroom.__all__) == {
+        *("Adapter", "AdapterSet", "load_adapters", "Endpoint", "Plan", "__version__"),
+        *("run", "arun", "Result", "MockServer", "Script", "Turn", "Profile", "load_profile"),
+        *("Event", "SessionStarted", "AssistantText", "ToolCall", "ToolResult", "UsageReport"),
+        *("ErrorEvent", "Finished", "Usage"),
+        *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError", "UntrustedError"),
+        *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
+        *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
+        *("MockScriptError", "RunError"),
+    }
     for name in tackroom.__all__:
-        assert getattr(tackroom, name) is not None
+        value = getattr(tackroom, name)
+        assert value is not None
+        if name != "__version__":
+            doc = (value.__doc__ or "").strip()
+            # A dataclass without a docstring gets its signature as one: that is not documentation.
+            assert doc and not doc.startswith(f"{name}("), f"tackroom.{name} has no docstring"
+    # Every error class of the one tree is public.
+    import tackroom.errors as errors
+
+    tree = {n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, Exception)}
+    assert tree <= set(tackroom.__all__)
 
 
 def test_vocabularies_have_one_source() -> None:

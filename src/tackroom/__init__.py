@@ -2,6 +2,13 @@
 
 The public API is what ``__all__`` lists; everything else may change. Names are
 imported on first use, so ``import tackroom`` does no work.
+
+::
+
+    import tackroom
+
+    result = tackroom.run("claude-code", "Say hello", mock_text="Hello from the mock model")
+    print(result.ok, result.final_text, result.usage.input)
 """
 
 from __future__ import annotations
@@ -17,37 +24,117 @@ _EXPORTS = {
     "load_adapters": "tackroom.adapters.resolve",
     "Endpoint": "tackroom.plan",
     "Plan": "tackroom.plan",
+    "run": "tackroom.run.runner",
+    "arun": "tackroom.run.runner",
+    "Result": "tackroom.run.result",
+    "Event": "tackroom.trace.events",
+    "SessionStarted": "tackroom.trace.events",
+    "AssistantText": "tackroom.trace.events",
+    "ToolCall": "tackroom.trace.events",
+    "ToolResult": "tackroom.trace.events",
+    "UsageReport": "tackroom.trace.events",
+    "ErrorEvent": "tackroom.trace.events",
+    "Finished": "tackroom.trace.events",
+    "Usage": "tackroom.trace.events",
+    "MockServer": "tackroom.mock",
+    "Script": "tackroom.mock",
+    "Turn": "tackroom.mock",
+    "Profile": "tackroom.profile.model",
+    "load_profile": "tackroom.profile.load",
     "TackroomError": "tackroom.errors",
     "ConfigError": "tackroom.errors",
+    "ProfileError": "tackroom.errors",
+    "UnsafePathError": "tackroom.errors",
+    "UntrustedError": "tackroom.errors",
     "OptionError": "tackroom.errors",
     "UnsupportedOptionError": "tackroom.errors",
+    "TemplateError": "tackroom.errors",
     "UnknownAdapterError": "tackroom.errors",
+    "FamilyError": "tackroom.errors",
+    "InstallError": "tackroom.errors",
+    "HarnessNotFoundError": "tackroom.errors",
+    "HarnessVersionError": "tackroom.errors",
+    "MockScriptError": "tackroom.errors",
+    "RunError": "tackroom.errors",
 }
 
 __all__ = [
     "Adapter",
     "AdapterSet",
+    "AssistantText",
     "ConfigError",
     "Endpoint",
+    "ErrorEvent",
+    "Event",
+    "FamilyError",
+    "Finished",
+    "HarnessNotFoundError",
+    "HarnessVersionError",
+    "InstallError",
+    "MockScriptError",
+    "MockServer",
     "OptionError",
     "Plan",
+    "Profile",
+    "ProfileError",
+    "Result",
+    "RunError",
+    "Script",
+    "SessionStarted",
     "TackroomError",
+    "TemplateError",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
     "UnknownAdapterError",
+    "UnsafePathError",
     "UnsupportedOptionError",
+    "UntrustedError",
+    "Usage",
+    "UsageReport",
     "__version__",
+    "arun",
     "load_adapters",
+    "load_profile",
+    "run",
 ]
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet, load_adapters
     from tackroom.errors import (
         ConfigError,
+        FamilyError,
+        HarnessNotFoundError,
+        HarnessVersionError,
+        InstallError,
+        MockScriptError,
         OptionError,
+        ProfileError,
+        RunError,
         TackroomError,
+        TemplateError,
         UnknownAdapterError,
+        UnsafePathError,
         UnsupportedOptionError,
+        UntrustedError,
     )
+    from tackroom.mock import MockServer, Script, Turn
     from tackroom.plan import Endpoint, Plan
+    from tackroom.profile.load import load_profile
+    from tackroom.profile.model import Profile
+    from tackroom.run.result import Result
+    from tackroom.run.runner import arun, run
+    from tackroom.trace.events import (
+        AssistantText,
+        ErrorEvent,
+        Event,
+        Finished,
+        SessionStarted,
+        ToolCall,
+        ToolResult,
+        Usage,
+        UsageReport,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -8,6 +8,9 @@ else is a bug and gets a traceback.
 
     TackroomError
      ├── ConfigError            adapter / project / profile files: every problem, in one pass
+     ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
+     ├── UnsafePathError        a name or path that would leave its root, or a link out of it
+     ├── UntrustedError         a project's executable parts, used before `tackroom trust`
      ├── OptionError            an option the selected adapter cannot render
      │    └── UnsupportedOptionError
      ├── TemplateError          a template that cannot be expanded with what was given
@@ -15,6 +18,7 @@ else is a bug and gets a traceback.
      ├── FamilyError            a family that is not registered, or registered badly
      ├── InstallError           a harness that could not be installed
      ├── HarnessNotFoundError   the executable is not installed and not on PATH
+     ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      ├── MockScriptError        a mock model script that does not parse
      └── RunError               a run that could not be started or followed
 """
@@ -64,6 +68,18 @@ class ConfigError(TackroomError):
         return "\n".join(lines)
 
 
+class ProfileError(TackroomError):
+    """A profile cannot be rendered or imported as asked (nothing was written)."""
+
+
+class UnsafePathError(TackroomError):
+    """A name or path would leave the directory it belongs in, or follow a link out of it."""
+
+
+class UntrustedError(TackroomError):
+    """A project's executable parts (hooks, MCP commands, plugins), asked for before ``tackroom trust``."""
+
+
 class OptionError(TackroomError):
     """An option value that cannot be used with the selected adapter."""
 
@@ -107,6 +123,10 @@ class InstallError(TackroomError):
 
 class HarnessNotFoundError(TackroomError):
     """The harness executable is neither installed by tackroom nor on PATH."""
+
+
+class HarnessVersionError(TackroomError):
+    """The harness is older than the oldest version its adapter works with (``min_version``)."""
 
 
 class MockScriptError(TackroomError):

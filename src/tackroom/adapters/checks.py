@@ -23,6 +23,7 @@ def check_adapter(spec: AdapterSpec) -> list[Finding]:
         *_endpoint(spec.model_endpoint),
         *_paths(spec),
         *_install(spec),
+        *_renderers(spec),
     ]
 
 
@@ -140,3 +141,24 @@ def _install(spec: AdapterSpec) -> Iterator[Finding]:
         yield ("install",), "set exactly one of npm or pip"
     if install.extra and install.pip:
         yield ("install", "extra"), "extra packages are only supported with npm"
+
+
+def _renderers(spec: AdapterSpec) -> Iterator[Finding]:
+    """Each capability names an engine that exists, serves that capability, and reads its format."""
+    from tackroom.profile.engines import engines
+
+    known = engines()
+    for kind in type(spec.capabilities).model_fields:
+        capability = getattr(spec.capabilities, kind)
+        if capability is None:
+            continue
+        key = ("capabilities", kind)
+        found = known.get(capability.render)
+        if found is None:
+            yield (*key, "render"), f"no renderer {capability.render!r} (renderers: {', '.join(known)})"
+        elif kind not in found.kinds:
+            serves = ", ".join(sorted(found.kinds))
+            yield (*key, "render"), f"renderer {found.name!r} writes {serves}, not {kind}"
+        elif capability.format is not None and capability.format not in found.formats:
+            takes = ", ".join(sorted(found.formats)) or "no format"
+            yield (*key, "format"), f"renderer {found.name!r} takes {takes}, not {capability.format!r}"

@@ -24,20 +24,6 @@ EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Template = list[str]
 
 WireApi = Literal["anthropic-messages", "openai-responses", "openai-chat", "gemini"]
-Renderer = Literal[
-    "concat",
-    "dir",
-    "mcp-json",
-    "codex-toml",
-    "opencode-json",
-    "gemini-settings",
-    "claude-settings",
-    "copilot-hooks",
-    "opencode-plugin",
-    "pi-extension",
-    "json-merge",
-    "toml-merge",
-]
 Moment = Literal["session-start", "prompt-submit", "before-tool", "after-tool", "turn-end", "session-end"]
 
 
@@ -166,8 +152,8 @@ class Capability(Strict):
     """User-level location, under the harness's home (``~``)."""
     project: str | None = None
     """Project-level location (``{{workdir}}/...``), written only when asked."""
-    render: Renderer
-    """The renderer engine that writes this capability."""
+    render: Name
+    """The renderer engine that writes this capability; it must serve this capability and its format."""
     format: Literal["markdown", "toml"] | None = None
     """File format of each item for the ``dir`` engine."""
     extension: str | None = None
@@ -309,8 +295,13 @@ def json_schema() -> dict[str, Any]:
     published table schema requires nothing; required keys are checked on the
     effective table at load.
     """
+    from tackroom.profile.engines import engines
+
     table = AdapterSpec.model_json_schema(by_alias=True)
     defs = table.pop("$defs", {})
+    for capability in ("Capability", "HooksCapability"):
+        # Editors complete the registered engines; a third party's engine is still accepted here.
+        defs[capability]["properties"]["render"]["examples"] = sorted(engines())
     table.pop("required", None)
     defs["AdapterSpec"] = table
     return {

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tackroom.cli._live import Live, jsonl_event, jsonl_result
 from tackroom.cli._output import console, print_json
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from tackroom.run.result import Result
-    from tackroom.trace.events import Event
 
 
 def run_command(
@@ -49,7 +45,7 @@ def run_command(
     options: dict[str, Any] = parse_option_args(option)
     if model:
         options["model"] = model
-    live = None if as_json or events else _Live(console())
+    live = None if as_json or events else Live(console())
     loaded = None
     if profile or (not no_profile and home == "isolated"):
         from tackroom.cli.profile import load
@@ -68,7 +64,7 @@ def run_command(
         timeout_s=timeout,
         home=home,
         credentials=credentials,
-        on_event=_jsonl if events else (live.event if live else None),
+        on_event=jsonl_event if events else (live.event if live else None),
         profile=loaded,
     )
     if result.dropped:
@@ -78,7 +74,7 @@ def run_command(
     if as_json:
         print_json(result.to_json())
     elif events:
-        _jsonl_result(result)
+        jsonl_result(result)
     elif live:
         live.summary(result)
     raise typer.Exit(_exit_code(result))
@@ -90,42 +86,3 @@ def _exit_code(result: Result) -> int:
     if result.timed_out:
         return 124
     return result.exit_code if result.exit_code not in (None, 0) else 1
-
-
-def _jsonl(event: Event) -> None:
-    sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-
-
-def _jsonl_result(result: Result) -> None:
-    sys.stdout.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")
-
-
-class _Live:
-    """A readable live view: text, tool calls and results as they happen, then a summary."""
-
-    def __init__(self, out: Console) -> None:
-        self.out = out
-
-    def event(self, event: Event) -> None:
-        data = event.to_json()
-        kind = data["type"]
-        if kind == "assistant_text":
-            self.out.print(data["text"], markup=False)
-        elif kind == "tool_call":
-            args = json.dumps(data["input"], ensure_ascii=False)
-            self.out.print(f"[cyan]→ {data['name']}[/] {args[:200]}", highlight=False)
-        elif kind == "tool_result":
-            output = (data["output"] or "").strip().replace("\n", " ")
-            style = "red" if data["is_error"] else "dim"
-            self.out.print(f"[{style}]← {output[:200]}[/]", highlight=False)
-        elif kind == "error":
-            self.out.print(f"[red]error:[/] {data['message']}", highlight=False)
-
-    def summary(self, result: Result) -> None:
-        usage = ", ".join(f"{k} {v}" for k, v in result.usage.to_json().items())
-        state = "[green]ok[/]" if result.ok else f"[red]failed[/] ({result.error})"
-        self.out.print(
-            f"[dim]{result.adapter} {result.harness_version or ''} · {state} · exit {result.exit_code} · "
-            f"{result.duration_s:.1f}s · usage: {usage} · {result.run_dir}[/]"
-        )

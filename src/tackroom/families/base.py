@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
+
+if TYPE_CHECKING:
+    from tackroom.profile.engines.base import Engine
 
 
 class StreamParser:
@@ -63,6 +67,8 @@ class Family:
     """Whether the parser was proven on streams recorded from the real harness."""
     reports_usage: frozenset[str] = frozenset()
     """The usage figures this harness's stream reports; the others are ``not_reported``."""
+    engines_module: str | None = None
+    """The module whose ``ENGINES`` lists the renderers only this family needs (imported on first use)."""
 
     def parser(self) -> StreamParser:
         """A fresh parser for one run."""
@@ -80,6 +86,13 @@ class Family:
     def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
         """A model failure visible only on stderr, if this harness reports one there."""
         return None
+
+    def engines(self) -> Sequence[Engine]:
+        """The profile renderer engines this family contributes (none by default)."""
+        if self.engines_module is None:
+            return ()
+        listed: Sequence[Engine] = import_module(self.engines_module).ENGINES
+        return tuple(listed)
 
     def __repr__(self) -> str:
         return f"<family {self.name}>"

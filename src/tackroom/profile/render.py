@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
-from tackroom.errors import TackroomError
+from tackroom.errors import ProfileError
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context, Drop, Kind, Output
 from tackroom.profile.model import Profile
@@ -45,10 +45,6 @@ _SINGULAR = {
     "subagents": "subagent",
     "hooks": "hook",
 }
-
-
-class ProfileError(TackroomError):
-    """A profile cannot be rendered or imported as asked (nothing was written)."""
 
 
 @dataclass(frozen=True)

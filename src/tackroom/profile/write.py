@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tackroom.errors import ProfileError
 from tackroom.profile.engines.files import frontmatter
 from tackroom.profile.model import Profile
-from tackroom.profile.render import ProfileError
 
 
 def profile_files(profile: Profile) -> dict[str, bytes]:

@@ -12,29 +12,25 @@ import asyncio
 import json
 import os
 import secrets
-import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tackroom.adapters import templates
-from tackroom.errors import HarnessNotFoundError, RunError
-from tackroom.families import get_family
+from tackroom.errors import HarnessNotFoundError, ProfileError, RunError
 from tackroom.harnesses import data_dir, locate, probe_version
-from tackroom.plan import Endpoint, StagedFile
-from tackroom.run.process import run_process
-from tackroom.run.result import Result, summarize
-from tackroom.trace.events import Event
+from tackroom.plan import Endpoint
+from tackroom.run.home import prepare_home, stage_files
+from tackroom.run.result import Result
+from tackroom.run.session import EventCallback, execute
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
     from tackroom.mock import MockServer, Script, ToolVocabulary
     from tackroom.profile.model import Profile
 
-EventCallback = Callable[[Event], None]
 HomeMode = Literal["isolated", "real"]
 
 
@@ -94,15 +90,15 @@ async def arun(
         plan = resolved.plan(
             prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
         )
-        _prepare_home(resolved, run_dir, run_home, credentials, environ)
-        _stage(plan.files)
+        prepare_home(resolved, run_dir, run_home, credentials, environ)
+        stage_files(plan.files)
         env = plan.environ()
         dropped = _render_profile(profile, resolved, run_home, workdir, environ, env)
         if located.bin_dir is not None:
             # A managed install's runtime (node, bun) comes first, as it was installed with.
             env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
         argv = [str(located.path), *plan.argv[1:]]
-        result = await _spawn(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
+        result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
         version = located.version or probe_version(resolved, located)
         result = replace(result, harness_version=version, dropped=dropped)
         (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
@@ -119,7 +115,7 @@ def _render_profile(
 ) -> tuple[str, ...]:
     if profile is None:
         return ()
-    from tackroom.profile.render import ProfileError, plan_render, referenced_variables, write
+    from tackroom.profile.render import plan_render, referenced_variables, write
 
     if home is None:
         raise ProfileError(
@@ -184,153 +180,3 @@ def _start_mock(
         loaded = load_script(Path(str(script)))
     server = MockServer(script=loaded, tools=vocabulary(adapter), log_path=log)
     return stack.enter_context(server)
-
-
-def _prepare_home(
-    adapter: Adapter, run_dir: Path, home: Path | None, credentials: bool, environ: Mapping[str, str]
-) -> None:
-    (run_dir / "tmp").mkdir(exist_ok=True)
-    if home is None:
-        return
-    home.mkdir(exist_ok=True)
-    _copy_git_identity(environ, home)
-    relocations: Mapping[str, str] = adapter.effective.get("home", {})
-    for default in relocations.values():
-        # Some harnesses refuse a relocation variable naming a directory that does not exist.
-        templates.expand_path(default, env={}, home=str(home), workdir=str(run_dir)).mkdir(
-            parents=True, exist_ok=True
-        )
-    if not credentials:
-        return
-    real = environ.get("HOME", str(Path.home()))
-    for default in relocations.values():
-        if default.strip() in ("~", "~/"):
-            continue  # never copy a whole home
-        source = templates.expand_path(default, env={}, home=real, workdir=str(run_dir))
-        target = templates.expand_path(default, env={}, home=str(home), workdir=str(run_dir))
-        if source.is_dir():
-            # Whole directories, so token refresh and SQLite sidecars keep working.
-            shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
-
-
-def _copy_git_identity(environ: Mapping[str, str], home: Path) -> None:
-    """Copy the caller's git config into the isolated home.
-
-    Without an identity some harnesses write one into the repository's own
-    .git/config (aider sets user.name "Your Name"); a copy keeps the user's
-    identity without letting the harness write to the real file.
-    """
-    real = Path(environ.get("HOME", str(Path.home())))
-    for rel in (".gitconfig", ".config/git/config"):
-        source = real / rel
-        if source.is_file() and not (home / rel).exists():
-            (home / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, home / rel)
-
-
-def _stage(files: tuple[StagedFile, ...]) -> None:
-    for staged in files:
-        staged.path.parent.mkdir(parents=True, exist_ok=True)
-        content = staged.content
-        if staged.path.exists():
-            content = _merge_existing(staged, content)
-        # YAML is a superset of JSON: a JSON document is a valid models.yml.
-        if staged.format in ("json", "yaml"):
-            staged.path.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
-        else:
-            raise RunError(f"cannot stage {staged.path}: writing {staged.format} is not supported yet")
-
-
-def _merge_existing(staged: StagedFile, content: dict[str, Any]) -> dict[str, Any]:
-    """Merge into a file that is already there, keeping every key tackroom does not set."""
-    text = staged.path.read_text(encoding="utf-8")
-    if not text.strip():
-        return content
-    try:
-        existing = json.loads(text)
-    except ValueError as exc:
-        raise RunError(
-            f"cannot merge into {staged.path}: it is not JSON ({staged.format}); move it aside or use an "
-            "isolated home"
-        ) from exc
-    return _deep_merge(existing, content) if isinstance(existing, dict) else content
-
-
-def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-async def _spawn(
-    adapter: Adapter,
-    argv: list[str],
-    env: dict[str, str],
-    workdir: Path,
-    stdin: str | None,
-    timeout_s: float,
-    run_dir: Path,
-    on_event: EventCallback | None,
-) -> Result:
-    family = get_family(adapter.family)
-    parser = family.parser()
-    events: list[Event] = []
-
-    def emit(new: list[Event]) -> None:
-        for event in new:
-            events.append(event)
-            if on_event is not None:
-                on_event(event)
-
-    with (run_dir / "stdout.log").open("w", encoding="utf-8") as raw:
-
-        def on_line(line: str) -> None:
-            raw.write(line + "\n")
-            emit(parser.feed(line))
-
-        done = await run_process(
-            argv,
-            env=env,
-            cwd=workdir,
-            timeout_s=timeout_s,
-            stdin=stdin.encode() if stdin is not None else None,
-            on_stdout_line=on_line,
-        )
-    stderr = done.stderr_tail.decode("utf-8", errors="replace")
-    (run_dir / "stderr.log").write_text(stderr, encoding="utf-8")
-    emit(parser.close(done.exit_code))
-    emit(family.after_exit(Path(env["HOME"]) if "HOME" in env else None, env, tuple(events)))
-    stderr_error = family.stderr_error(stderr)
-    if stderr_error is not None:
-        emit([stderr_error])
-    with (run_dir / "events.jsonl").open("w", encoding="utf-8") as out:
-        out.writelines(json.dumps(event.to_json()) + "\n" for event in events)
-    summary = summarize(events)
-    error = summary.error
-    if done.timed_out:
-        error = f"timed out after {timeout_s:g}s" + (f" ({error})" if error else "")
-    elif error is None and done.exit_code != 0:
-        last = stderr.strip().splitlines()[-1:] or [""]
-        error = f"exit code {done.exit_code}: {last[0][:300]}"
-    return Result(
-        adapter=adapter.name,
-        harness=adapter.harness,
-        adapter_hash=adapter.hash,
-        argv=tuple(argv),
-        exit_code=done.exit_code,
-        timed_out=done.timed_out,
-        duration_s=done.duration_s,
-        session_id=summary.session_id,
-        final_text=summary.final_text,
-        usage=summary.usage,
-        model_failed=summary.model_failed,
-        error=error,
-        run_dir=run_dir,
-        harness_version=None,
-        events=tuple(events),
-        stderr_tail=stderr,
-    )

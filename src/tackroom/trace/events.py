@@ -69,6 +69,8 @@ class Event:
 
 @dataclass(frozen=True)
 class SessionStarted(Event):
+    """The harness started (or resumed) a session: its id and model, where it says them."""
+
     kind: ClassVar[str] = "session_started"
     session_id: str | None = None
     model: str | None = None
@@ -76,12 +78,16 @@ class SessionStarted(Event):
 
 @dataclass(frozen=True)
 class AssistantText(Event):
+    """Text the model wrote to the user."""
+
     kind: ClassVar[str] = "assistant_text"
     text: str = ""
 
 
 @dataclass(frozen=True)
 class ToolCall(Event):
+    """The model asked for a tool, in the harness's own tool name, with its input."""
+
     kind: ClassVar[str] = "tool_call"
     name: str = ""
     call_id: str | None = None
@@ -90,6 +96,8 @@ class ToolCall(Event):
 
 @dataclass(frozen=True)
 class ToolResult(Event):
+    """What a tool call returned (``call_id`` links it to its :class:`ToolCall`)."""
+
     kind: ClassVar[str] = "tool_result"
     call_id: str | None = None
     output: str | None = None
@@ -116,6 +124,8 @@ class ErrorEvent(Event):
 
 @dataclass(frozen=True)
 class Finished(Event):
+    """The run's terminal event: the final text and whether the harness called it a success."""
+
     kind: ClassVar[str] = "finished"
     final_text: str | None = None
     ok: bool = True

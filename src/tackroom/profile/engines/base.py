@@ -88,9 +88,20 @@ class Context:
 
 
 class Engine:
-    """Renders one kind of profile item and parses it back."""
+    """Renders profile items of the kinds it serves, and parses them back.
+
+    An engine declares what it serves: the capability kinds (``kinds``) and
+    the item formats an adapter may ask of it (``formats``; empty = the
+    engine takes no ``format``). Loading an adapter checks every capability
+    against the engine it names, so a renderer on the wrong capability is a
+    load error, never a crash half-way through a render.
+    """
 
     name: str = ""
+    kinds: frozenset[Kind] = frozenset()
+    """The capability kinds this engine renders."""
+    formats: frozenset[str] = frozenset()
+    """The values of a capability's ``format`` this engine understands; empty = none may be set."""
 
     def render(self, ctx: Context, items: Sequence[Any]) -> list[Output]:
         raise NotImplementedError

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.model import ARGUMENTS, Agent, Command, Rule, Skill
 
 _SECTION = re.compile(r"<!-- tackroom:rule (\S+) -->\n(.*?)\n<!-- /tackroom:rule \1 -->\n", re.DOTALL)
@@ -21,6 +21,7 @@ _SECTION = re.compile(r"<!-- tackroom:rule (\S+) -->\n(.*?)\n<!-- /tackroom:rule
 
 class Concat(Engine):
     name = "concat"
+    kinds: frozenset[Kind] = frozenset({"rules"})
 
     def render(self, ctx: Context, items: Sequence[Rule]) -> list[Output]:
         text = "".join(
@@ -62,6 +63,8 @@ class Dir(Engine):
     """One file per item (one directory per skill), Markdown+frontmatter or TOML."""
 
     name = "dir"
+    kinds: frozenset[Kind] = frozenset({"skills", "subagents", "commands"})
+    formats = frozenset({"markdown", "toml"})
 
     def render(self, ctx: Context, items: Sequence[Any]) -> list[Output]:
         out: list[Output] = []

@@ -1,6 +1,6 @@
-"""Engines that write keys into JSON settings: ``mcp-json`` and ``claude-settings`` (hooks).
+"""The generic ``mcp-json`` engine, and the hook translation every hooks engine shares.
 
-Both merge into files the harness shares with other settings, touching only
+``mcp-json`` and the hooks engines merge into files the harness shares with other settings, touching only
 their own keys (``mcpServers.<name>``; hook entries marked ``# tackroom:hook``).
 
 Hooks are translated with the adapter's three maps: neutral moment -> event
@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.model import Hook, McpServer
 
 HOOK_MARK = "# tackroom:hook "
@@ -64,6 +64,7 @@ def read_json(path: Any) -> dict[str, Any]:
 
 class McpJson(Engine):
     name = "mcp-json"
+    kinds: frozenset[Kind] = frozenset({"mcp"})
     key = "mcpServers"
 
     def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
@@ -76,26 +77,6 @@ class McpJson(Engine):
     def parse(self, ctx: Context) -> list[McpServer]:
         servers = read_json(ctx.path).get(self.key, {})
         return [mcp_from_entry(name, entry) for name, entry in sorted(servers.items())]
-
-
-class ClaudeSettings(Engine):
-    """Hooks in Claude Code's settings shape (also Codex's hooks.json and Qwen's settings)."""
-
-    name = "claude-settings"
-
-    def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
-        events = hook_groups(ctx, items)
-        return [Output(ctx.path, data={"hooks": events}, format="json", merge=True)] if events else []
-
-    def parse(self, ctx: Context) -> list[Hook]:
-        hooks = []
-        for event, groups in read_json(ctx.path).get("hooks", {}).items():
-            for group in groups:
-                for handler in group.get("hooks", []):
-                    hook = parse_hook(ctx, event, group.get("matcher"), handler.get("command", ""))
-                    if hook is not None:
-                        hooks.append(hook)
-        return sorted(hooks, key=lambda h: h.name)
 
 
 HookEntry = Callable[[Context, Hook], tuple[str, dict[str, Any]] | None]
@@ -189,4 +170,4 @@ def _match_template(template: str, event: str, command: str) -> str | None:
     return words[0] if len(words) == 1 else None
 
 
-ENGINES: list[Engine] = [McpJson(), ClaudeSettings()]
+ENGINES: list[Engine] = [McpJson()]

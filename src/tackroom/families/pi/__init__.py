@@ -186,6 +186,7 @@ class PiStreamParser(StreamParser):
 
 class Pi(Family):
     name = "pi"
+    engines_module = "tackroom.families.pi.engines"
     stream = "pi --mode json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})

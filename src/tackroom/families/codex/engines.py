@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import server_table
 from tackroom.profile.model import McpServer
 
@@ -39,6 +39,7 @@ AUTHORIZATION = "Authorization"
 
 class CodexToml(Engine):
     name = "codex-toml"
+    kinds: frozenset[Kind] = frozenset({"mcp"})
 
     def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
         servers = server_table(ctx, items, server_entry)

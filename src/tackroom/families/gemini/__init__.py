@@ -163,6 +163,7 @@ class Gemini(Family):
     """Gemini CLI, verified on 0.61.0 (``--output-format stream-json``)."""
 
     name = "gemini"
+    engines_module = "tackroom.families.gemini.engines"
     stream = "gemini stream-json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})

@@ -142,6 +142,7 @@ class Opencode(Family):
     """OpenCode, verified on 1.18.33 against the mock over the Anthropic Messages wire."""
 
     name = "opencode"
+    engines_module = "tackroom.families.opencode.engines"
     stream = "opencode run --format json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})

@@ -39,7 +39,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import (
     TOOL_MOMENTS,
     hook_entry,
@@ -60,6 +60,7 @@ _SUBSTITUTED = ("{env:", "{file:")
 
 class OpencodeJson(Engine):
     name = "opencode-json"
+    kinds: frozenset[Kind] = frozenset({"mcp"})
 
     def render(self, ctx: Context, items: Sequence[McpServer]) -> list[Output]:
         servers = server_table(ctx, items, server_entry)
@@ -201,6 +202,7 @@ export const TackroomHooks = async ({ directory }) => {
 
 class OpencodePlugin(Engine):
     name = "opencode-plugin"
+    kinds: frozenset[Kind] = frozenset({"hooks"})
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
         events = hook_groups(ctx, items, entry=self._entry)

@@ -171,6 +171,7 @@ class Copilot(Family):
     """GitHub Copilot CLI, verified on 1.0.102 against the mock over the Chat Completions wire (BYOK)."""
 
     name = "copilot"
+    engines_module = "tackroom.families.copilot.engines"
     stream = "copilot --output-format json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})

@@ -112,6 +112,7 @@ class ClaudeStreamParser(StreamParser):
 
 class ClaudeCode(Family):
     name = "claude-code"
+    engines_module = "tackroom.families.claude_code.engines"
     stream = "claude stream-json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})

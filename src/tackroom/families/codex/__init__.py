@@ -226,6 +226,7 @@ class Codex(Family):
     """Codex CLI, verified on codex-cli 0.171.0 (``exec --json``)."""
 
     name = "codex"
+    engines_module = "tackroom.families.codex.engines"
     stream = "codex exec --json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write", "reasoning"})

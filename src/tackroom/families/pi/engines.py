@@ -20,7 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.errors import ProfileError
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import hook_entry, parse_hook
 from tackroom.profile.model import Hook
 
@@ -104,6 +105,7 @@ class PiExtension(Engine):
     """Hooks as one generated extension module (pi, omp)."""
 
     name = "pi-extension"
+    kinds: frozenset[Kind] = frozenset({"hooks"})
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
         entries = [e for e in (_entry(ctx, hook) for hook in items) if e is not None]
@@ -162,8 +164,6 @@ def _manifest(text: str, where: str) -> list[dict[str, Any]]:
         try:
             entry = json.loads(line.strip().removesuffix(","))
         except json.JSONDecodeError as exc:
-            from tackroom.profile.render import ProfileError  # render imports the engines
-
             raise ProfileError(f"{where}:{number}: not a hook entry tackroom wrote: {exc}") from exc
         if isinstance(entry, dict):
             entries.append(entry)

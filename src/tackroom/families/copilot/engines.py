@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook
 
@@ -31,6 +31,7 @@ _ANCHORED = re.compile(r"\^\(\?:(.*)\)\$")
 
 class CopilotHooks(Engine):
     name = "copilot-hooks"
+    kinds: frozenset[Kind] = frozenset({"hooks"})
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
         events = hook_groups(ctx, items, shape=lambda _hook, group: handler(group))

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tackroom.profile.engines.base import Context, Engine, Output
+from tackroom.errors import ProfileError
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook, McpServer
 
@@ -31,6 +32,7 @@ HOOKS_KEY = "hooks"
 
 class GeminiSettings(Engine):
     name = "gemini-settings"
+    kinds: frozenset[Kind] = frozenset({"mcp", "hooks"})
 
     def render(self, ctx: Context, items: Sequence[Any]) -> list[Output]:
         if ctx.kind == "mcp":
@@ -48,8 +50,6 @@ class GeminiSettings(Engine):
 
 
 def _wrong_kind(ctx: Context) -> Exception:
-    from tackroom.profile.render import ProfileError
-
     return ProfileError(
         f"adapter {ctx.adapter.name!r}: renderer 'gemini-settings' writes mcp and hooks, not {ctx.kind}"
     )
