@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from hostile.fuzz import FUZZ
 from tackroom.errors import UnsafePathError
 from tackroom.paths import check_name, inside
 
@@ -41,3 +44,13 @@ def test_inside_refuses_a_planted_link(tmp_path: Path) -> None:
     (root / "dangling").symlink_to(tmp_path / "nowhere")
     with pytest.raises(UnsafePathError, match="symbolic link"):
         inside(root, "dangling")
+
+
+@FUZZ
+@given(st.text(max_size=40))
+def test_a_name_either_passes_or_is_refused_with_a_typed_error(name: str) -> None:
+    try:
+        checked = check_name(name, "name")
+    except UnsafePathError:
+        return
+    assert "/" not in checked and ".." not in checked and not checked.startswith(".")

@@ -1,9 +1,10 @@
 """Hostile inputs for every parser of outside input: the fuzzing settings tests/hostile/ shares.
 
-Decorate a fuzz test with ``@FUZZ``: Hypothesis runs it ``TACKROOM_FUZZ_EXAMPLES``
-times (default 1000, what CI runs). A failure is shrunk to its smallest case and
-printed with the ``@reproduce_failure`` blob that replays it. The settings are
-not loaded globally, so the property tests elsewhere keep their own budgets.
+Decorate a fuzz test with ``@FUZZ`` (``from hostile.fuzz import FUZZ``):
+Hypothesis runs it ``TACKROOM_FUZZ_EXAMPLES`` times (default 1000, what CI
+runs). A failure is shrunk to its smallest case and printed with the
+``@reproduce_failure`` blob that replays it. The settings are not loaded
+globally, so the property tests elsewhere keep their own budgets.
 """
 
 from __future__ import annotations
