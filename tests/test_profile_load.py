@@ -9,6 +9,7 @@ import pytest
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.errors import ConfigError, Problem, ProfileError
 from tackroom.profile.load import load_profile
+from tackroom.profile.model import McpServer
 from tackroom.profile.render import plan_render, write
 
 MARKERS = Path(__file__).parent / "profiles" / "markers"
@@ -119,21 +120,42 @@ def test_drops_are_by_name_and_reason() -> None:
     assert rendered.outputs == ()
 
 
-def test_a_rendered_server_replaces_the_whole_entry_of_the_same_name(tmp_path: Path) -> None:
+def test_a_rerender_replaces_tackrooms_own_entry_whole(tmp_path: Path) -> None:
+    import json
+    from dataclasses import replace
+
+    profile = load_profile([MARKERS], harnesses=resolve_builtins())
+    claude = resolve_builtins()["claude-code"]
+    shared = tmp_path / ".claude" / ".claude.json"
+    shared.parent.mkdir(parents=True)
+    shared.write_text(json.dumps({"numStartups": 3, "mcpServers": {"mine": {"command": "x"}}}))
+    older = McpServer("trmcp", url="https://old.example", headers=(("X", "y"),))
+    write(plan_render(replace(profile, mcp=(older,)), claude, root=tmp_path))
+    write(plan_render(profile, claude, root=tmp_path))
+    data = json.loads(shared.read_text())
+    assert data["numStartups"] == 3 and data["mcpServers"]["mine"] == {"command": "x"}
+    assert "url" not in data["mcpServers"]["trmcp"] and data["mcpServers"]["trmcp"]["command"] == "python3"
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_same_name_server_tackroom_did_not_write_is_never_replaced(tmp_path: Path, edited: bool) -> None:
     import json
 
     profile = load_profile([MARKERS], harnesses=resolve_builtins())
     claude = resolve_builtins()["claude-code"]
     shared = tmp_path / ".claude" / ".claude.json"
     shared.parent.mkdir(parents=True)
-    stale = {"url": "https://old.example", "headers": {"X": "y"}}
-    shared.write_text(
-        json.dumps({"numStartups": 3, "mcpServers": {"trmcp": stale, "mine": {"command": "x"}}})
-    )
-    write(plan_render(profile, claude, root=tmp_path))
-    data = json.loads(shared.read_text())
-    assert data["numStartups"] == 3 and data["mcpServers"]["mine"] == {"command": "x"}
-    assert "url" not in data["mcpServers"]["trmcp"] and data["mcpServers"]["trmcp"]["command"] == "python3"
+    if edited:  # tackroom wrote it, then the user changed it: theirs now
+        write(plan_render(profile, claude, root=tmp_path))
+        data = json.loads(shared.read_text())
+        data["mcpServers"]["trmcp"]["args"] = ["--my-flag"]
+        shared.write_text(json.dumps(data))
+    else:
+        shared.write_text(json.dumps({"mcpServers": {"trmcp": {"url": "https://mine.example"}}}))
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(ProfileError, match=r"'trmcp' in 'mcpServers' is already there and tackroom did not"):
+        write(plan_render(profile, claude, root=tmp_path))
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
 # -- hostile profiles: links, bytes, shapes, depth ---------------------------------------------------

@@ -39,6 +39,11 @@ ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 PROJECT_PROFILE = Path(".tackroom") / "profile"
 
 
+def check_profile_name(name: str) -> bool:
+    """Whether ``name`` may name a profile item (it becomes a file or directory name)."""
+    return isinstance(name, str) and bool(NAME.fullmatch(name)) and ".." not in name
+
+
 def profile_dirs(project: Path | None, config: Path) -> list[Path]:
     """The default profile directories that exist: global first, then the project's."""
     dirs = [config / "profile"]
@@ -134,7 +139,7 @@ class _Reader:
                 yield item
 
     def _name_ok(self, path: Path, name: str) -> bool:
-        if NAME.match(name) and ".." not in name:
+        if check_profile_name(name):
             return True
         self.problem(
             path,
