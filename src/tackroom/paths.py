@@ -98,9 +98,10 @@ def read_inside(root: Path, *parts: str | os.PathLike[str]) -> bytes | None:
                 f"{str(path)!r} is a symbolic link; tackroom does not follow links here"
             ) from exc
         raise UnsafePathError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{str(path)!r} is not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise UnsafePathError(f"{str(path)!r} is not a regular file")
         return handle.read()
 
 
@@ -143,6 +144,7 @@ class Transaction:
         """Write every file added; on a failure restore what was there and raise the error."""
         made: list[Path] = []
         done: list[tuple[Path, bytes | None, int | None]] = []
+        path = self.root
         try:
             for path, data in self.files.items():
                 made += self._parents(path)
@@ -151,8 +153,10 @@ class Transaction:
                 mode = stat.S_IMODE(found.st_mode) if found is not None else None
                 done.append((path, before, mode))
                 write_atomic(path, data, mode)
-        except OSError:
+        except OSError as exc:
             self._restore(done, made)
+            if exc.filename is None:  # a failed write(2) names no file: say which one it was
+                exc.filename = str(path)
             raise
         return list(self.files)
 
