@@ -144,3 +144,49 @@ def test_an_adapter_name_never_puts_a_run_directory_outside_runs(
     with pytest.raises(UnsafePathError, match="adapter name"):
         run(adapter, "hi", workdir=tmp_path, runs_dir=runs)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- staged endpoint files: merged into what a copied config dir holds ---------------------------------
+
+
+def test_a_staged_file_is_never_written_through_a_link_in_the_run_home(tmp_path: Path) -> None:
+    from tackroom.plan import StagedFile
+    from tackroom.run.home import stage_files
+
+    real = tmp_path / "real-gemini"
+    real.mkdir()
+    (real / "settings.json").write_text('{"mine": 1}\n', encoding="utf-8")
+    home = tmp_path / "run" / "home"
+    home.mkdir(parents=True)
+    (home / ".gemini").symlink_to(real)  # what a copy with symlinks=True of a linked config dir leaves
+    staged = StagedFile(home / ".gemini" / "settings.json", "json", {"security": {"auth": "x"}})
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        stage_files((staged,), home)
+    assert (real / "settings.json").read_text() == '{"mine": 1}\n'
+
+
+def test_a_staged_file_merges_into_jsonc_keeping_comments(tmp_path: Path) -> None:
+    from tackroom.plan import StagedFile
+    from tackroom.profile import jsonc
+    from tackroom.run.home import stage_files
+
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  // mine\n  "theme": "dark",\n  "security": {"x": 1},\n}\n', encoding="utf-8")
+    stage_files((StagedFile(settings, "json", {"security": {"auth": {"type": "key"}}}),), tmp_path)
+    text = settings.read_text()
+    assert "// mine" in text
+    assert jsonc.loads(text) == {"theme": "dark", "security": {"x": 1, "auth": {"type": "key"}}}
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"just a string"', "{oops", "\udcff"])
+def test_a_staged_file_never_replaces_what_it_cannot_merge_into(tmp_path: Path, text: str) -> None:
+    from tackroom.errors import RunError
+    from tackroom.plan import StagedFile
+    from tackroom.run.home import stage_files
+
+    settings = tmp_path / "settings.json"
+    settings.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(RunError, match=str(settings)):
+        stage_files((StagedFile(settings, "json", {"a": 1}),), tmp_path)
+    assert settings.read_bytes() == text.encode("utf-8", "surrogateescape")

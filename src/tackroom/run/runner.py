@@ -92,7 +92,7 @@ async def arun(
             prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
         )
         prepare_home(resolved, run_dir, run_home, credentials, environ)
-        stage_files(plan.files)
+        stage_files(plan.files, run_home)
         env = plan.environ()
         dropped = _render_profile(profile, resolved, run_home, workdir, environ, env)
         if located.bin_dir is not None:
