@@ -82,7 +82,10 @@ class Settings:
             elif old is not None and not isinstance(old, dict):
                 self.conflicts.append(f"{key!r} is not a table")
             else:
-                self.data.setdefault(key, {})
+                if old is None:  # absent, or null: nothing of the user's to keep
+                    if key in self.data:
+                        self.changes.append((key,))  # a null is replaced whole
+                    self.data[key] = {}
                 for name, entry in value.items():
                     self._entry(key, name, entry, owned)
 
@@ -117,6 +120,8 @@ class Settings:
                 text = jsonc.set_member(text, change, _at(self.data, change))
         except jsonc.CommentLost as exc:
             raise ProfileError(f"not writing {self.path}: {exc}; move that comment out of it") from exc
+        except jsonc.JsoncError as exc:
+            raise _cannot(self.path) from exc
         _verify(self.path, _canonical(jsonc.loads(text)) == _canonical(self.data))
         return text.encode("utf-8")
 
