@@ -221,3 +221,16 @@ def test_import_of_a_corrupt_native_file_is_one_typed_error(tmp_path: Path, rel:
     stderr = failed_cleanly(done)
     assert str(path) in stderr or str(home) in stderr
     assert not into.exists()
+
+
+def test_paths_that_look_like_markup_are_printed_as_they_are(tmp_path: Path) -> None:
+    repo = tmp_path / "[/x]" / "[bold]repo"
+    repo.mkdir(parents=True)
+    done = render_project(repo)
+    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
+    assert f"wrote {repo / 'CLAUDE.md'}" in done.stdout  # type: ignore[attr-defined]
+    home = tmp_path / "[red]home"
+    write(home / ".claude/agents/a.md", "---\nname: a\ndescription: d\n---\nbody\n")
+    into = tmp_path / "[/into]"
+    done = import_from(home, into, tmp_path)
+    assert done.returncode == 0 and str(into) in done.stdout, done.stderr  # type: ignore[attr-defined]
