@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tackroom._files import cache_dir, read_json, write_json
+from tackroom.errors import InstallError, TackroomError
+from tackroom.paths import check_name, inside, read_inside, resolves_inside
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
@@ -47,21 +49,65 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def harness_root(harness: str, env: Mapping[str, str] | None = None) -> Path:
     """The managed-install directory of one harness (one subdirectory per version)."""
-    return data_dir(env) / "harnesses" / harness
+    return inside(data_dir(env), "harnesses", check_name(harness, "harness name"))
+
+
+def install_prefix(harness: str, version: str, env: Mapping[str, str] | None = None) -> Path:
+    """Where one version of a harness is installed, proven inside the harness's directory."""
+    return inside(harness_root(harness, env), check_name(version, "version"))
 
 
 def managed_installs(harness: str, env: Mapping[str, str] | None = None) -> dict[str, Path]:
-    """Installed version -> prefix, for the completed installs of ``harness``."""
+    """Installed version -> prefix, for the installs of ``harness`` that left a marker.
+
+    Entries that are links, or whose names could not have been made by an
+    install, are not installs (a link could point a prefix anywhere).
+    """
     root = harness_root(harness, env)
     if not root.is_dir():
         return {}
-    return {p.name: p for p in root.iterdir() if (p / MARKER).is_file()}
+    found = {}
+    for entry in root.iterdir():
+        marker = entry / MARKER
+        if _safe(entry.name) and not entry.is_symlink() and marker.is_file() and not marker.is_symlink():
+            found[entry.name] = entry
+    return found
+
+
+def _safe(name: str) -> bool:
+    try:
+        check_name(name, "version")
+    except TackroomError:
+        return False
+    return True
 
 
 def read_marker(prefix: Path) -> dict[str, str]:
-    """The record a completed install left in its prefix."""
-    data = json.loads((prefix / MARKER).read_text(encoding="utf-8"))
-    return {str(k): str(v) for k, v in data.items()}
+    """The record a completed install left in its prefix, checked.
+
+    The marker is outside input (anything can write the data directory): its
+    ``executable`` and ``bin_dir`` must lie inside the prefix, or it is refused
+    with :class:`InstallError`, so a marker can never point a run at another program.
+    """
+    fix = f"reinstall it (`tackroom install NAME --version {prefix.name}`) or delete {str(prefix)!r}"
+    try:
+        raw = read_inside(prefix, MARKER)
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (TackroomError, ValueError, RecursionError) as exc:
+        raise InstallError(f"{prefix / MARKER}: not an install marker tackroom wrote ({exc}); {fix}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("executable"), str):
+        raise InstallError(f"{prefix / MARKER}: not an install marker tackroom wrote; {fix}")
+    marker = {str(k): str(v) for k, v in data.items()}
+    for key in ("executable", "bin_dir"):
+        if marker.get(key):
+            try:
+                # npm's bin entries are links into node_modules: where they lead is what must stay inside.
+                resolves_inside(prefix, marker[key])
+            except TackroomError as exc:
+                raise InstallError(
+                    f"{prefix / MARKER}: {key} {marker[key]!r} is outside the install ({exc}); {fix}"
+                ) from exc
+    return marker
 
 
 def version_key(version: str) -> tuple[int, ...]:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tackroom.errors import InstallError
-from tackroom.harnesses import MARKER, harness_root, managed_installs, read_marker
+from tackroom.harnesses import MARKER, install_prefix, managed_installs, read_marker
+from tackroom.paths import Transaction, inside
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
@@ -76,16 +77,16 @@ def install(
             "version to install: pass --version"
         )
     started = time.monotonic()
-    prefix = harness_root(adapter.harness, env) / version
-    if version in managed_installs(adapter.harness, env):
-        executable = Path(read_marker(prefix)["executable"])
-        if executable.exists():
-            return Installed(adapter.name, adapter.harness, version, prefix, executable, True, 0.0)
+    # The version becomes a directory that a failed install deletes: proven one safe name first.
+    prefix = install_prefix(adapter.harness, version, env)
+    done = _already(adapter, version, prefix, env)
+    if done is not None:
+        return done
     report = progress or (lambda _line: None)
     # Installed straight into its prefix (a virtualenv cannot be moved after it is made); the
     # marker, written last, is what makes a prefix count as installed, so a failed or
-    # interrupted install is simply redone.
-    shutil.rmtree(prefix, ignore_errors=True)
+    # interrupted install (or a marker that does not check out) is simply redone.
+    _remove(prefix)
     prefix.mkdir(parents=True)
     try:
         bin_dir = (
@@ -102,14 +103,35 @@ def install(
             "executable": str(prefix / bin_dir / name),
             "bin_dir": str(prefix / bin_dir),
         }
-        (prefix / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+        files = Transaction(prefix)
+        files.put(MARKER, json.dumps(marker, indent=2).encode("utf-8"))
+        files.commit()
     except BaseException:
-        shutil.rmtree(prefix, ignore_errors=True)
+        _remove(prefix)
         raise
     executable = prefix / bin_dir / name
     return Installed(
         adapter.name, adapter.harness, version, prefix, executable, False, time.monotonic() - started
     )
+
+
+def _already(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str]) -> Installed | None:
+    """The install already in ``prefix``, when its marker checks out and its executable is there."""
+    if version not in managed_installs(adapter.harness, env):
+        return None
+    try:
+        executable = Path(read_marker(prefix)["executable"])
+    except InstallError:
+        return None
+    if not executable.exists():
+        return None
+    return Installed(adapter.name, adapter.harness, version, prefix, executable, True, 0.0)
+
+
+def _remove(prefix: Path) -> None:
+    """Delete an install prefix, re-proving it inside its root (never through a link)."""
+    checked = inside(prefix.parent, prefix.name)
+    shutil.rmtree(checked, ignore_errors=True)
 
 
 def _npm(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str], report: Progress) -> Path:

@@ -4,17 +4,33 @@ Every name that comes from outside (a version asked for on the command line,
 an adapter name, a run id, a profile item's name) is checked before it
 becomes part of a path, and every path tackroom writes or deletes is proven
 inside its root first, without following a symbolic link out of it.
+Reads of outside files go through :func:`read_inside` (no link, no FIFO or
+device), and writes through :class:`Transaction`: every file replaced
+atomically (a temporary file renamed over it in the same directory), all of
+them or none.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
+import secrets
+import stat
 from pathlib import Path
 
 from tackroom.errors import UnsafePathError
 
-__all__ = ["SAFE_NAME", "check_name", "inside"]
+__all__ = [
+    "SAFE_NAME",
+    "Transaction",
+    "check_name",
+    "inside",
+    "read_inside",
+    "resolves_inside",
+    "write_atomic",
+]
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 """One path component: no separator, no leading dot, nothing a shell or a file system reads specially."""
@@ -48,3 +64,148 @@ def inside(root: Path, *parts: str | os.PathLike[str]) -> Path:
         if current.is_symlink():
             raise UnsafePathError(f"{str(current)!r} is a symbolic link; tackroom does not follow links here")
     return target
+
+
+def resolves_inside(root: Path, path: str | os.PathLike[str]) -> Path:
+    """``path`` (absolute, or relative to ``root``), proven to lead inside ``root`` once links are resolved.
+
+    For paths that are links by design (npm's ``node_modules/.bin`` entries):
+    where they lead is what must stay inside.
+    """
+    base = Path(root).resolve()
+    target = Path(root, path).resolve()
+    if target != base and base not in target.parents:
+        raise UnsafePathError(f"{str(path)!r} leads to {str(target)!r}, outside {str(base)!r}")
+    return target
+
+
+def read_inside(root: Path, *parts: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of the regular file ``root/parts``, or None when there is nothing there.
+
+    The path is checked with :func:`inside`; the file is opened without
+    following a link and without blocking, so a link, a FIFO, a socket, a
+    device or a directory is an :class:`UnsafePathError` naming it, never a
+    read of something else and never a hang.
+    """
+    path = inside(root, *parts)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(
+                f"{str(path)!r} is a symbolic link; tackroom does not follow links here"
+            ) from exc
+        raise UnsafePathError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{str(path)!r} is not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return path.lstat()
+    except FileNotFoundError:
+        return None
+
+
+class Transaction:
+    """Writes under one root that happen all together or not at all.
+
+    :meth:`put` checks each target as it is added (inside the root, no link
+    on the way, a regular file or nothing), so every problem is found before
+    anything is written. :meth:`commit` then replaces each file atomically;
+    if one write fails, the files already replaced get their old bytes back,
+    the ones created are removed with the directories made for them, and the
+    ``OSError`` is raised again.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.files: dict[Path, bytes] = {}
+
+    def put(self, path: str | os.PathLike[str], data: bytes) -> Path:
+        """Add one file (a path under the root, absolute or relative); returns the checked path."""
+        target = inside(self.root, path)
+        found = _lstat(target)
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            raise UnsafePathError(f"{str(target)!r} exists and is not a regular file")
+        for parent in target.relative_to(inside(self.root)).parents[:-1]:
+            above = _lstat(inside(self.root, parent))
+            if above is not None and not stat.S_ISDIR(above.st_mode):
+                raise UnsafePathError(f"{str(self.root / parent)!r} is in the way: it is not a directory")
+        self.files[target] = data
+        return target
+
+    def commit(self) -> list[Path]:
+        """Write every file added; on a failure restore what was there and raise the error."""
+        made: list[Path] = []
+        done: list[tuple[Path, bytes | None, int | None]] = []
+        path = self.root
+        try:
+            for path, data in self.files.items():
+                made += self._parents(path)
+                found = _lstat(path)
+                before = read_inside(self.root, path) if found is not None else None
+                mode = stat.S_IMODE(found.st_mode) if found is not None else None
+                done.append((path, before, mode))
+                write_atomic(path, data, mode)
+        except OSError as exc:
+            self._restore(done, made)
+            if exc.filename is None:  # a failed write(2) names no file: say which one it was
+                exc.filename = str(path)
+            raise
+        return list(self.files)
+
+    def _parents(self, path: Path) -> list[Path]:
+        made = []
+        base = inside(self.root)
+        if not base.exists():
+            base.mkdir(parents=True)
+            made.append(base)
+        for parent in reversed(path.relative_to(base).parents[:-1]):
+            directory = inside(self.root, parent)
+            if _lstat(directory) is None:
+                directory.mkdir()
+                made.append(directory)
+        return made
+
+    @staticmethod
+    def _restore(done: list[tuple[Path, bytes | None, int | None]], made: list[Path]) -> None:
+        for path, before, mode in reversed(done):
+            with contextlib.suppress(OSError):
+                if before is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, before, mode)
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data``: a temporary file in the same directory, renamed over it.
+
+    A reader sees the old file or the new one, never half of one. ``mode``
+    keeps an existing file's permissions; a new file gets the umask's.
+    """
+    # A short name: the target's own name may already be near the file system's limit.
+    tmp = path.parent / f".tackroom-{secrets.token_hex(6)}.tmp"
+    fd = os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            tmp.chmod(mode)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

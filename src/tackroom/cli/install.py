@@ -27,6 +27,8 @@ def install_command(
         raise typer.BadParameter("name one or more adapters, or pass --all")
     if all_ and version:
         raise typer.BadParameter("--version applies to one named adapter, not --all")
+    if version is not None:
+        _check_version(version)
     targets = list(adapters.values()) if all_ else [adapters[name] for name in names]
     out = console(stderr=True)
     results: list[dict[str, Any]] = []
@@ -49,6 +51,17 @@ def install_command(
         print_json(results)
     if failed:
         raise typer.Exit(1)
+
+
+def _check_version(version: str) -> None:
+    """A version becomes a directory name: refuse one that is not a single safe name (exit 2)."""
+    from tackroom.errors import UnsafePathError
+    from tackroom.paths import check_name
+
+    try:
+        check_name(version, "version")
+    except UnsafePathError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--version") from exc
 
 
 def _one(adapter: Any, version: str | None, out: Any) -> Any:

@@ -55,16 +55,19 @@ def render(
     )
     if into is not None or scope == "project":
         rendered = write(rendered)
+    from rich.markup import escape
+
     err = console(stderr=True)
     for drop in rendered.drops:
-        err.print(f"[yellow]{drop}[/]", highlight=False)
+        err.print(f"[yellow]{escape(str(drop))}[/]", highlight=False)
     if as_json:
         print_json(rendered.to_json() | {"written": [str(p) for p in rendered.written]})
         return
     out = console()
     verb = "wrote" if rendered.written else "would write"
     for output in rendered.outputs:
-        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), highlight=False)
+        # Paths come from the user's directories and repositories: never read as markup.
+        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), markup=False)
 
 
 @app.command("import")
@@ -92,4 +95,6 @@ def import_(
         )
         return
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"
-    console().print(f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}")
+    console().print(
+        f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}", markup=False
+    )

@@ -12,6 +12,12 @@ Layout::
 Any item may say ``harnesses = [...]`` (frontmatter: ``harnesses: [...]``).
 Directories layer: a later one's item replaces an earlier one's of the same
 kind and name (the project's ``.tackroom/profile`` over the global one).
+
+A profile may come from a stranger's repository, so every file in it is
+hostile until parsed: a symbolic link anywhere in it (an entry, a rule, a
+skill directory, a file of a skill, ``mcp.toml``) is a load error naming it,
+never a read of what it points at; so is a FIFO or device, bytes that are not
+UTF-8, and nesting deeper than any profile needs.
 """
 
 from __future__ import annotations
@@ -21,14 +27,21 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tackroom.errors import ConfigError, Problem
+from tackroom.errors import ConfigError, Problem, UnsafePathError
+from tackroom.paths import inside, read_inside
 from tackroom.plan import is_secret_name
 from tackroom.profile.model import Agent, Command, Hook, HookAction, McpServer, Profile, Rule, Skill
 from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+"""A profile item's name: it becomes a file or directory name in every harness's layout."""
 ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 PROJECT_PROFILE = Path(".tackroom") / "profile"
+
+
+def check_profile_name(name: str) -> bool:
+    """Whether ``name`` may name a profile item (it becomes a file or directory name)."""
+    return isinstance(name, str) and bool(NAME.fullmatch(name)) and ".." not in name
 
 
 def profile_dirs(project: Path | None, config: Path) -> list[Path]:
@@ -39,7 +52,11 @@ def profile_dirs(project: Path | None, config: Path) -> list[Path]:
 
         root = find_project_file(project)
         base = root.parent if root is not None else project
-        dirs.append(base / PROJECT_PROFILE)
+        try:
+            # A repository's ".tackroom" may be a planted link: never read a profile through it.
+            dirs.append(inside(base, PROJECT_PROFILE))
+        except UnsafePathError as exc:
+            raise ConfigError([Problem(str(base / PROJECT_PROFILE), "", f"not read: {exc}")]) from exc
     return [d for d in dirs if d.is_dir()]
 
 
@@ -80,8 +97,16 @@ class _Reader:
 
     def read_dir(self, root: Path) -> dict[str, list[Any]]:
         known = {"rules", "skills", "agents", "commands", "mcp.toml", "hooks.toml"}
+        empty: dict[str, list[Any]] = {
+            k: [] for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")
+        }
+        if not root.is_dir():
+            self.problem(root, "", "no such profile directory: create it, or name an existing one")
+            return empty
         for entry in sorted(root.iterdir()):
-            if entry.name not in known and not entry.name.startswith("."):
+            if entry.is_symlink():
+                self.problem(entry, "", _LINK)
+            elif entry.name not in known and not entry.name.startswith("."):
                 self.problem(entry, "", f"unknown profile entry; a profile holds {', '.join(sorted(known))}")
         return {
             "rules": list(self._markdown(root / "rules", self._rule)),
@@ -94,10 +119,17 @@ class _Reader:
 
     # -- markdown items --------------------------------------------------------------------
 
+    def _entries(self, directory: Path) -> list[Path]:
+        """The entries of one of the profile's directories; none when it is missing or a link."""
+        if directory.is_symlink() or not directory.is_dir():
+            return []  # a link was reported with the profile's own entries
+        return sorted(directory.iterdir())
+
     def _markdown(self, directory: Path, make: Any) -> Iterator[Any]:
-        if not directory.is_dir():
-            return
-        for path in sorted(directory.iterdir()):
+        for path in self._entries(directory):
+            if path.is_symlink():
+                self.problem(path, "", _LINK)
+                continue
             if path.suffix != ".md" or not path.is_file():
                 self.problem(path, "", "expected only <name>.md files here")
                 continue
@@ -107,14 +139,37 @@ class _Reader:
                 yield item
 
     def _name_ok(self, path: Path, name: str) -> bool:
-        if NAME.match(name) and ".." not in name:
+        if check_profile_name(name):
             return True
-        self.problem(path, "name", f"bad name {name!r}: lowercase letters, digits, '.', '_' and '-' only")
+        self.problem(
+            path,
+            "name",
+            f"bad name {name!r}: lowercase letters, digits, '.', '_' and '-' only, at most 128 characters",
+        )
         return False
+
+    def _text(self, path: Path) -> str | None:
+        """The UTF-8 text of one profile file, or None after reporting why it cannot be read."""
+        try:
+            data = read_inside(path.parent, path.name)
+        except UnsafePathError as exc:
+            self.problem(path, "", f"not read: {exc}")
+            return None
+        if data is None:
+            self.problem(path, "", "vanished while the profile was read")
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            self.problem(path, "", f"not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})", line)
+            return None
 
     def _frontmatter(self, path: Path) -> tuple[dict[str, Any], str, dict[str, int]] | None:
         """(data, body, key lines), or None after reporting a frontmatter that does not parse."""
-        text = path.read_bytes().decode("utf-8")
+        text = self._text(path)
+        if text is None:
+            return None
         if not text.startswith("---\n"):
             return {}, text, {}
         end = text.find("\n---\n", 3)
@@ -134,6 +189,9 @@ class _Reader:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             self.problem(path, "", f"bad frontmatter: {exc}".splitlines()[0], mark.line + 2 if mark else 1)
+            return None
+        except RecursionError:
+            self.problem(path, "", "bad frontmatter: nested too deeply", 2)
             return None
         if not isinstance(data, dict):
             self.problem(path, "", "frontmatter must be a mapping of keys to values", 2)
@@ -229,16 +287,17 @@ class _Reader:
     # -- skills ----------------------------------------------------------------------------
 
     def _skills(self, directory: Path) -> Iterator[Skill]:
-        if not directory.is_dir():
-            return
-        for skill_dir in sorted(directory.iterdir()):
+        for skill_dir in self._entries(directory):
+            if skill_dir.is_symlink():
+                self.problem(skill_dir, "", _LINK)
+                continue
             if not skill_dir.is_dir():
                 self.problem(skill_dir, "", "expected only skill directories (<name>/SKILL.md) here")
                 continue
             skill = skill_dir / "SKILL.md"
             if not self._name_ok(skill_dir, skill_dir.name):
                 continue
-            if not skill.is_file():
+            if not skill.is_file() and not skill.is_symlink():
                 self.problem(skill_dir, "", "a skill directory needs a SKILL.md")
                 continue
             parsed = self._frontmatter(skill)
@@ -249,36 +308,58 @@ class _Reader:
             fields = self._fields(skill, data, lines, allowed, ("name", "description"))
             if fields is None or not self._same_name(skill, fields, skill_dir.name, lines):
                 continue
-            files = tuple(self._skill_files(skill_dir))
+            files = tuple(self._skill_files(skill_dir, skill_dir))
             yield Skill(
                 skill_dir.name, fields["description"], body, files, tuple(fields.get("harnesses", ()))
             )
 
-    def _skill_files(self, skill_dir: Path) -> Iterator[tuple[str, bytes]]:
-        for path in sorted(skill_dir.rglob("*")):
+    def _skill_files(self, skill_dir: Path, directory: Path) -> Iterator[tuple[str, bytes]]:
+        """Every other file of a skill, walked without following a link (each one is a problem)."""
+        for path in sorted(directory.iterdir()):
+            rel = str(path.relative_to(skill_dir))
+            if rel == "SKILL.md":
+                continue  # read (or refused) as the skill itself
             if path.is_symlink():
-                self.problem(path, "", "links are not followed in a skill; copy the file in")
-            elif path.is_file() and path.name != "SKILL.md":
-                yield str(path.relative_to(skill_dir)), path.read_bytes()
+                self.problem(path, "", _LINK)
+            elif path.is_dir():
+                yield from self._skill_files(skill_dir, path)
+            else:
+                try:
+                    data = read_inside(path.parent, path.name)
+                except UnsafePathError as exc:
+                    self.problem(path, "", f"not read: {exc}")
+                    continue
+                if data is not None:
+                    yield rel, data
 
     # -- TOML items ------------------------------------------------------------------------
 
     def _toml(self, path: Path, table: str) -> Iterator[tuple[str, dict[str, Any], Any]]:
-        if not path.is_file():
-            return
-        from tackroom.adapters.tomlsource import load_toml
+        if path.is_symlink() or not path.exists():
+            return  # a link was reported with the profile's own entries
+        from tackroom.adapters.tomlsource import parse_toml
 
+        text = self._text(path)
+        if text is None:
+            return
         try:
-            source = load_toml(path)
+            source = parse_toml(text, str(path))
         except ConfigError as exc:
             self.problems.extend(exc.problems)
+            return
+        except RecursionError:
+            self.problem(path, "", "TOML nested too deeply")
             return
         for key in source.data:
             if key != table:
                 self.problem(
                     path, key, f"unknown key; this file holds [{table}.<name>] tables", source.line_of((key,))
                 )
-        for name, data in (source.data.get(table) or {}).items():
+        tables = source.data.get(table, {})
+        if not isinstance(tables, dict):
+            self.problem(path, table, f"must be a table of [{table}.<name>] tables", source.line_of((table,)))
+            return
+        for name, data in tables.items():
             line = source.line_of((table, name))
             if not isinstance(data, dict):
                 self.problem(path, f"{table}.{name}", "must be a table", line)
@@ -389,6 +470,7 @@ class _Reader:
 
 
 _WORD = {"str": "a string", "list": "a list of strings", "dict": "a table of strings"}
+_LINK = "a symbolic link: tackroom reads no link in a profile (it could point anywhere); copy the file in"
 
 
 def _typed(value: Any, kind: type) -> bool:

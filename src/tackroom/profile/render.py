@@ -5,30 +5,35 @@ any directory (``--into``: the home layout written under it), or the project
 (``scope="project"``: capability ``project`` paths, only when asked). Before
 anything is written every target is checked: a file that exists and that
 tackroom does not own stops the render with an error and nothing is written.
-Ownership is recorded in ``.tackroom-owned.json`` at the target root; files a
-harness shares with other settings are merged into, key by key.
+Ownership is recorded in ``.tackroom-owned.json`` at the target root
+(:mod:`tackroom.profile.owned`); files a harness shares with other settings are
+merged into, entry by entry (:mod:`tackroom.profile.merge`). No path leaves the
+target root and no link in it is followed, on render or on import.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
-from tackroom.errors import ProfileError
+from tackroom.errors import ProfileError, TackroomError, UnsafePathError
+from tackroom.paths import Transaction, inside, read_inside
+from tackroom.profile import jsonc
 from tackroom.profile.engines import engine
-from tackroom.profile.engines.base import Context, Drop, Kind, Output
+from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output
+from tackroom.profile.load import check_profile_name
+from tackroom.profile.merge import Settings
 from tackroom.profile.model import Profile
+from tackroom.profile.owned import OWNED, Owned, digest, read_owned
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
 
 Scope = Literal["home", "project"]
-OWNED = ".tackroom-owned.json"
 KINDS: dict[Kind, str] = {
     "rules": "rules",
     "skills": "skills",
@@ -75,6 +80,7 @@ def plan_render(
     directory (scope ``project``).
     """
     mine = profile.for_harness(adapter.harness)
+    _check_names(mine)
     outputs: list[Output] = []
     drops: list[Drop] = []
     caps = adapter.spec.capabilities
@@ -97,10 +103,28 @@ def plan_render(
     return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
 
 
+def _check_names(profile: Profile) -> None:
+    """Every item name becomes a path: one that is not a profile name is refused before anything else."""
+    for kind, attr in KINDS.items():
+        for item in getattr(profile, attr):
+            if not check_profile_name(item.name):
+                raise ProfileError(
+                    f"{_SINGULAR[kind]} name {item.name[:80]!r} cannot be rendered: it becomes a file "
+                    "name (lowercase letters, digits, '.', '_' and '-'; at most 128 characters)"
+                )
+
+
 def import_profile(
     adapter: Adapter, *, root: Path, scope: Scope = "home", workdir: Path | None = None
 ) -> Profile:
-    """Read a harness's native files (under ``root``) back into a neutral profile."""
+    """Read a harness's native files (under ``root``) back into a neutral profile.
+
+    The files are outside input: no link under ``root`` is followed (one is an
+    error naming it), a file that does not parse or has an unexpected shape is
+    a :class:`ProfileError` naming it, and every name read from them (a
+    frontmatter ``name``, a settings key, a file stem) must be a profile name,
+    since it becomes a path when the profile is written.
+    """
     found: dict[str, list[Any]] = {attr: [] for attr in KINDS.values()}
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
@@ -108,8 +132,8 @@ def import_profile(
             continue
         path = _target(capability, scope, root, workdir or root, adapter)
         if path is not None:
-            ctx = Context(adapter, kind, capability, path)
-            found[attr] = sorted(engine(capability.render).parse(ctx), key=lambda i: i.name)
+            ctx = Context(adapter, kind, _no_links(root, path, capability), path)
+            found[attr] = sorted(_parse(ctx, engine(capability.render)), key=lambda i: i.name)
     return Profile(
         rules=tuple(found["rules"]),
         skills=tuple(found["skills"]),
@@ -118,6 +142,60 @@ def import_profile(
         mcp=tuple(found["mcp"]),
         hooks=tuple(found["hooks"]),
     )
+
+
+def _no_links(root: Path, path: Path, capability: Any) -> Any:
+    """``capability``, once nothing at or below ``path`` is a link or a special file (it would be read)."""
+    proven = inside(root, path)
+    if not proven.exists():
+        return capability
+    if proven.is_file():
+        read_inside(root, proven)  # refuses a FIFO, a device, a link
+        return capability
+    for directory, dirs, files in os.walk(proven):
+        for name in (*dirs, *files):
+            entry = Path(directory, name)
+            if entry.is_symlink():
+                raise UnsafePathError(f"{str(entry)!r} is a symbolic link; tackroom imports no link")
+            if not (entry.is_dir() or entry.is_file()):
+                raise UnsafePathError(f"{str(entry)!r} is not a regular file")
+    return capability
+
+
+def _parse(ctx: Context, renderer: Engine) -> list[Any]:
+    """What the engine reads back, as typed errors, with every name fit to become a path."""
+    import yaml
+
+    from tackroom.profile.write import profile_files
+
+    singular = _SINGULAR[ctx.kind]
+    try:
+        items = renderer.parse(ctx)
+        profile_files(Profile(**{KINDS[ctx.kind]: tuple(items)}))  # every item can be written back
+    except TackroomError:
+        raise
+    except (
+        ValueError,
+        TypeError,
+        AttributeError,
+        KeyError,
+        IndexError,
+        RecursionError,
+        OSError,
+        yaml.YAMLError,
+    ) as exc:
+        raise ProfileError(
+            f"cannot import {ctx.kind} from {ctx.path}: it is not in the shape tackroom reads "
+            f"({type(exc).__name__}: {str(exc)[:200]}); fix or move it aside"
+        ) from exc
+    for item in items:
+        if not isinstance(item.name, str) or not check_profile_name(item.name):
+            raise ProfileError(
+                f"cannot import from {ctx.path}: {singular} name {str(item.name)[:80]!r} cannot be a profile "
+                "name (lowercase letters, digits, '.', '_' and '-'; at most 128 characters), since it "
+                "becomes a file name; rename it there and import again"
+            )
+    return items
 
 
 def referenced_variables(profile: Profile) -> list[str]:
@@ -141,95 +219,74 @@ def _target(capability: Any, scope: Scope, root: Path, workdir: Path, adapter: A
 
 
 def write(rendered: Rendered) -> Rendered:
-    """Write a render: check every target first, then write, recording what tackroom owns."""
-    owned_file = rendered.root / OWNED
-    owned = _read_owned(owned_file)
-    conflicts = [o.path for o in rendered.outputs if _conflict(o, owned)]
-    if conflicts:
-        listed = ", ".join(str(p) for p in conflicts)
-        raise ProfileError(
-            f"not writing: {listed} exists and tackroom does not own it; move it aside, or render into an "
-            "isolated home or another directory (--into)"
-        )
-    merged = _merged_outputs(rendered.outputs)
-    written = []
-    for path, content in merged.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = content if isinstance(content, bytes) else content.encode("utf-8")
-        path.write_bytes(data)
-        owned[str(path)] = hashlib.sha256(data).hexdigest()
-        written.append(path)
-    owned_file.parent.mkdir(parents=True, exist_ok=True)
-    owned_file.write_text(json.dumps(owned, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return Rendered(rendered.adapter, rendered.outputs, rendered.drops, rendered.root, tuple(written))
+    """Write a render, all of it or none of it, recording what tackroom owns.
 
-
-def _read_owned(path: Path) -> dict[str, str]:
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def _conflict(output: Output, owned: Mapping[str, str]) -> bool:
-    """A whole-file output over a file tackroom did not write (or that changed since)."""
-    if output.merge or not output.path.exists():
-        return False
-    digest = hashlib.sha256(output.path.read_bytes()).hexdigest()
-    return owned.get(str(output.path)) != digest
-
-
-def _merged_outputs(outputs: Sequence[Output]) -> dict[Path, str | bytes]:
-    """Final file contents: whole files as given; merge outputs folded into what is on disk."""
-    files: dict[Path, str | bytes] = {}
-    pending: dict[Path, tuple[str, dict[str, Any]]] = {}
-    for output in outputs:
-        if output.data is None:
-            files[output.path] = output.text or ""
-            continue
-        fmt, data = pending.get(output.path, (output.format, _existing(output) if output.merge else {}))
-        pending[output.path] = (fmt, _merge(data, dict(output.data)))
-    for path, (fmt, data) in pending.items():
-        files[path] = _dump(fmt, data)
-    return files
-
-
-def _existing(output: Output) -> dict[str, Any]:
-    if not output.path.is_file():
-        return {}
-    text = output.path.read_text(encoding="utf-8")
-    if output.format == "toml":
-        import tomllib
-
-        return tomllib.loads(text)
-    data = json.loads(text or "{}")
-    return data if isinstance(data, dict) else {}
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    """Merge an engine's keys into a shared settings file, keeping everything else the user has.
-
-    Tables merge by key one level down (``mcpServers`` keeps the user's other
-    servers); below that tackroom's entry replaces the whole value, so no stale
-    key of an older entry survives beside it. A hook event's list keeps the
-    user's groups and replaces tackroom's own.
+    Everything is checked and prepared before the first byte is written: each
+    target proven inside the root with no link on the way, each existing file
+    read as the harness reads it, each conflict collected (a file or a
+    same-name entry tackroom did not write). Then every file, and the
+    ownership record, is replaced atomically; if one write fails, the files
+    already replaced get their old content back.
     """
-    out = dict(base)
-    for key, value in top.items():
-        old = out.get(key)
-        if isinstance(value, dict) and isinstance(old, dict) and depth < 1:
-            out[key] = _merge(old, value, depth + 1)
-        elif isinstance(value, list) and isinstance(old, list) and any(_ours(g) for g in value):
-            out[key] = [g for g in old if not _ours(g)] + value
-        else:
-            out[key] = value
-    return out
+    root = rendered.root
+    owned = read_owned(root)
+    files = Transaction(root)
+    conflicts: list[str] = []
+    for path, outputs in _by_path(rendered.outputs).items():
+        data, problems = _prepare(root, path, outputs, owned)
+        conflicts += problems
+        if data is not None:
+            files.put(path, data)
+    if conflicts:
+        raise ProfileError("not writing anything: " + "; ".join(conflicts))
+    written = list(files.files)
+    files.put(OWNED, owned.dump())
+    try:
+        files.commit()
+    except OSError as exc:
+        where = exc.filename or root
+        raise ProfileError(
+            f"could not write {where}: {exc.strerror or exc}; nothing was changed (files already written "
+            "were put back)"
+        ) from exc
+    return Rendered(rendered.adapter, rendered.outputs, rendered.drops, root, tuple(written))
 
 
-def _ours(group: Any) -> bool:
-    from tackroom.profile.engines.settings import HOOK_MARK
+def _by_path(outputs: Sequence[Output]) -> dict[Path, list[Output]]:
+    grouped: dict[Path, list[Output]] = {}
+    for output in outputs:
+        grouped.setdefault(output.path, []).append(output)
+    return grouped
 
-    return HOOK_MARK in json.dumps(group)
+
+def _prepare(root: Path, path: Path, outputs: list[Output], owned: Owned) -> tuple[bytes | None, list[str]]:
+    """One file's new bytes (None when it cannot be written) and its conflicts, read from what is there."""
+    target = inside(root, path)
+    rel = target.relative_to(inside(root)).as_posix()
+    existing = read_inside(root, rel)
+    merges = [o for o in outputs if o.merge]
+    if not merges:
+        whole = outputs[-1]
+        data = _whole(whole)
+        if existing is not None and existing != data and not owned.owns_file(rel, existing):
+            return None, [
+                f"{target} exists and tackroom does not own it (move it aside, or render into an "
+                "isolated home or another directory with --into)"
+            ]
+        owned.files[rel] = digest(data)
+        return data, []
+    settings = Settings.read(target, rel, merges[0].format, existing)
+    for output in merges:
+        settings.merge(dict(output.data or {}), owned)
+    if settings.conflicts:
+        return None, [f"{target}: {c}" for c in settings.conflicts]
+    return settings.dump(), []
+
+
+def _whole(output: Output) -> bytes:
+    """The bytes of a file tackroom owns whole."""
+    content = _dump(output.format, dict(output.data)) if output.data is not None else output.text or ""
+    return content if isinstance(content, bytes) else content.encode("utf-8")
 
 
 def _dump(fmt: str, data: dict[str, Any]) -> str:
@@ -237,4 +294,4 @@ def _dump(fmt: str, data: dict[str, Any]) -> str:
         import tomli_w
 
         return tomli_w.dumps(data)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonc.dumps(data) + "\n"

@@ -2,7 +2,9 @@
 
 Used by ``tackroom profile import``. It never overwrites: a file that exists
 with other content stops the write (nothing is written); one that exists with
-the same content is left alone, so importing twice changes nothing.
+the same content is left alone, so importing twice changes nothing. Every
+name becomes a path, so each must be a profile name and each path is proven
+inside the target (no link followed); the files are written all or none.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.errors import ProfileError
+from tackroom.paths import Transaction, read_inside
 from tackroom.profile.engines.files import frontmatter
 from tackroom.profile.model import Profile
 
@@ -41,28 +44,42 @@ def profile_files(profile: Profile) -> dict[str, bytes]:
 
 def write_profile(profile: Profile, into: Path) -> list[Path]:
     """Write ``profile`` under ``into``; returns the files written (none if all were there)."""
+    _check_paths(profile)
     files = profile_files(profile)
-    conflicts = [
-        rel for rel, data in files.items() if (into / rel).exists() and (into / rel).read_bytes() != data
-    ]
+    transaction = Transaction(into)
+    conflicts = []
+    for rel, data in files.items():
+        existing = read_inside(into, rel)
+        if existing is None:
+            transaction.put(rel, data)
+        elif existing != data:
+            conflicts.append(rel)
     if conflicts:
         raise ProfileError(
             f"not importing into {into}: these profile files exist with other content: "
             f"{', '.join(conflicts)}; import into an empty directory (--into) or move them aside"
         )
-    written = []
-    for rel, data in files.items():
-        path = into / rel
-        if path.exists():
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        written.append(path)
-    return written
+    try:
+        return transaction.commit()
+    except OSError as exc:
+        raise ProfileError(
+            f"could not write {exc.filename or into}: {exc.strerror or exc}; nothing was imported"
+        ) from exc
 
 
-def _differs(path: Path, data: bytes) -> bool:
-    return path.exists() and path.read_bytes() != data
+def _check_paths(profile: Profile) -> None:
+    """Names and skill file paths become paths under the profile: each must stay in its place."""
+    from tackroom.profile.load import check_profile_name
+
+    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks")
+    for kind, item in ((k, i) for k in kinds for i in getattr(profile, k)):
+        if not check_profile_name(item.name):
+            raise ProfileError(f"not importing {kind} {item.name[:80]!r}: not a profile name")
+    for skill in profile.skills:
+        for rel, _ in skill.files:
+            parts = Path(rel).parts
+            if not parts or Path(rel).is_absolute() or ".." in parts or rel == "SKILL.md":
+                raise ProfileError(f"not importing skill {skill.name!r}: file {rel!r} would leave it")
 
 
 def _md(head: dict[str, Any], body: str) -> bytes:

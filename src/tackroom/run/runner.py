@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.errors import HarnessNotFoundError, ProfileError, RunError
 from tackroom.harnesses import data_dir, locate, probe_version
+from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.run.home import prepare_home, stage_files
 from tackroom.run.result import Result
@@ -91,7 +92,7 @@ async def arun(
             prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
         )
         prepare_home(resolved, run_dir, run_home, credentials, environ)
-        stage_files(plan.files)
+        stage_files(plan.files, run_home)
         env = plan.environ()
         dropped = _render_profile(profile, resolved, run_home, workdir, environ, env)
         if located.bin_dir is not None:
@@ -140,9 +141,12 @@ def _resolve(adapter: str | Adapter, adapters: AdapterSet | None, workdir: Path)
 
 
 def _new_run_dir(root: Path, name: str) -> Path:
+    # The adapter name is operator data ("x/../.." is a valid TOML key): one safe name, or no run.
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = root / f"{stamp}-{name}-{secrets.token_hex(3)}"
-    path.mkdir(parents=True)
+    run_id = check_name(f"{stamp}-{check_name(name, 'adapter name')}-{secrets.token_hex(3)}", "run id")
+    root.mkdir(parents=True, exist_ok=True)
+    path = inside(root, run_id)
+    path.mkdir()
     return path
 
 

@@ -36,8 +36,14 @@ class Concat(Engine):
         rules = [Rule(name, body) for name, body in _SECTION.findall(text)]
         rest = _SECTION.sub("", text).strip()
         if rest:  # a document tackroom did not write: keep it whole, named after its file
-            rules.append(Rule(ctx.path.stem.lower(), rest + "\n"))
+            rules.append(Rule(_document_name(ctx.path), rest + "\n"))
         return sorted(rules, key=lambda r: r.name)
+
+
+def _document_name(path: Path) -> str:
+    """A rule name for a whole native document: its stem as a profile name (``.goosehints``: goosehints)."""
+    name = re.sub(r"\.{2,}", ".", re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()))
+    return name[:128].strip(".-_") or "rules"
 
 
 def frontmatter(data: dict[str, Any], body: str) -> str:
@@ -90,10 +96,13 @@ class Dir(Engine):
     # skills: the Agent Skills layout is the same for every harness
 
     def _render_skills(self, ctx: Context, skill: Skill) -> list[Output]:
+        from tackroom.paths import inside
+
         base = ctx.path / skill.name
         head = {"name": skill.name, "description": skill.description, **ctx.capability.frontmatter}
+        # A skill's file paths stay inside the skill ("../../CLAUDE.md" would reach a sibling output).
         return [Output(base / "SKILL.md", frontmatter(head, skill.body))] + [
-            Output(base / rel, content) for rel, content in skill.files
+            Output(inside(base, rel), content) for rel, content in skill.files
         ]
 
     def _parse_skills(self, ctx: Context) -> list[Skill]:

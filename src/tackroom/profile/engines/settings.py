@@ -10,12 +10,13 @@ wanting something the harness lacks is dropped by name, never substituted.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from tackroom.errors import ConfigError, Problem
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.model import Hook, McpServer
 
@@ -55,10 +56,23 @@ def server_table(
     return table
 
 
-def read_json(path: Any) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """A native settings file read as the harnesses read it (comments and trailing commas allowed).
+
+    Missing or empty: ``{}``. Not JSON, not UTF-8: a :class:`ConfigError` naming the file and line.
+    """
+    from tackroom.profile import jsonc
+
     if not path.is_file():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    raw = path.read_bytes()
+    try:
+        data = jsonc.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError([Problem(str(path), "", "not UTF-8", line)]) from exc
+    except jsonc.JsoncError as exc:
+        raise ConfigError([Problem(str(path), "", f"not JSON: {exc.message}", exc.line)]) from exc
     return data if isinstance(data, dict) else {}
 
 
