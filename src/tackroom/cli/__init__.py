@@ -47,9 +47,12 @@ def main() -> None:
     try:
         app(prog_name="tackroom")
     except TackroomError as exc:
+        from tackroom.redact import redact_text
+
         if debug:
             traceback.print_exc()
-        print(f"tackroom: error: {exc}", file=sys.stderr)
+        # An error may quote what the user typed, a URL with a password in it included.
+        print(f"tackroom: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
