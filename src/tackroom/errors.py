@@ -11,6 +11,7 @@ else is a bug and gets a traceback.
      ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
      ├── UnsafePathError        a name or path that would leave its root, or a link out of it
      ├── UntrustedError         a project's executable parts, used before `tackroom trust`
+     ├── TrustError             a trust record that cannot be made or revoked as asked
      ├── OptionError            an option the selected adapter cannot render
      │    └── UnsupportedOptionError
      ├── TemplateError          a template that cannot be expanded with what was given
@@ -78,6 +79,10 @@ class UnsafePathError(TackroomError):
 
 class UntrustedError(TackroomError):
     """A project's executable parts (hooks, MCP commands, plugins), asked for before ``tackroom trust``."""
+
+
+class TrustError(TackroomError):
+    """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke."""
 
 
 class OptionError(TackroomError):

@@ -68,7 +68,7 @@ WIRE_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option"]
+EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option", "trust"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,8 @@ class Plan:
     options: Mapping[str, Any] = field(default_factory=dict)
     withheld: tuple[str, ...] = ()
     """What tackroom kept from the harness, and why (an untrusted project's flags, credentials)."""
+    untrusted: str | None = None
+    """Why the adapter's trust flags were withheld (the harness may then refuse the project)."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     """Secret values of this plan, hidden wherever the plan is shown."""
 
@@ -266,18 +268,23 @@ def build_plan(
         endpoint = replace(endpoint, api_key=_api_key(adapter, endpoint, environ))
     if wiring is not None and model is not None and "model" in data.get("options", {}):
         values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
-    argv, option_env = _argv(adapter, values, prompt, endpoint, model)
+    untrusted = _native_trust(adapter, workdir, environ)
+    argv, option_env = _argv(adapter, values, prompt, endpoint, model, trusted=untrusted is None)
     real_home = environ.get("HOME", str(Path.home()))
     home_text = str(home) if home is not None else real_home
     builder = _EnvBuilder(adapter, environ, home_text, str(workdir))
     builder.base(home, endpoint)
     builder.adapter_set()
+    if untrusted is None:
+        for name, value in data.get("trust", {}).get("env", {}).items():
+            builder.add(name, value, "trust")
     if endpoint is not None:
         builder.endpoint(endpoint, model)
     for name, value in option_env.items():
         builder.add(name, value, "option")
     builder.scrub((*data.get("env", {}).get("scrub", ()), *scrub))
     files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
+    withheld = (*builder.withheld, *([untrusted] if untrusted else []))
     return Plan(
         adapter=adapter.name,
         harness=adapter.harness,
@@ -290,7 +297,8 @@ def build_plan(
         stdin=prompt if data.get("prompt_stdin") else None,
         files=files,
         options=values,
-        withheld=tuple(builder.withheld),
+        withheld=withheld,
+        untrusted=untrusted,
         secrets=frozenset(v.value for v in builder.vars.values() if v.secret and v.value),
     )
 
@@ -327,6 +335,15 @@ def _sends_api_key(wiring: Mapping[str, Any]) -> bool:
     return any("api_key" in templates.placeholders(text) for text in texts)
 
 
+def _native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> str | None:
+    """None when the adapter's trust flags may be given here, else why they are withheld."""
+    if not adapter.effective.get("trust"):
+        return None
+    from tackroom.trust import native_trust
+
+    return native_trust(adapter, workdir, environ)
+
+
 def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpoint | None) -> str | None:
     if endpoint is None:
         return None
@@ -346,6 +363,8 @@ def _argv(
     prompt: str,
     endpoint: Endpoint | None,
     model: str | None,
+    *,
+    trusted: bool,
 ) -> tuple[list[str], dict[str, str]]:
     data = adapter.effective
     templates_by_option: Mapping[str, Any] = data.get("options", {})
@@ -367,6 +386,8 @@ def _argv(
         elif element == "{{endpoint}}":
             if endpoint is not None and wiring is not None:
                 argv += [_endpoint_text(e, adapter, endpoint, model) for e in wiring.get("argv", ())]
+        elif element == "{{trust}}":
+            argv += data.get("trust", {}).get("argv", []) if trusted else []
         else:
             argv.append(templates.substitute(element, {"prompt": prompt}))
     return argv, env

@@ -54,7 +54,8 @@ def run_command(
         from tackroom.cli.profile import load
 
         # The default profile (global + project) applies to isolated runs; an empty one renders nothing.
-        loaded = load(profile) or None
+        loaded = load(profile)
+        loaded = loaded if loaded or loaded.withheld else None
     result = run(
         name,
         prompt,

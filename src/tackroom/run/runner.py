@@ -122,6 +122,7 @@ async def arun(
             harness_version=version,
             dropped=dropped,
             withheld=(*plan.withheld, *withheld),
+            error=_explained(result, plan.untrusted),
         )
         (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
         return result
@@ -133,6 +134,13 @@ def _endpoint(server: MockServer | None, base_url: str | None, api_key_env: str 
     if base_url:
         return Endpoint(base_url, api_key_env=api_key_env)
     return None
+
+
+def _explained(result: Result, untrusted: str | None) -> str | None:
+    """A failed run's error, with the trust flag tackroom withheld when that may be why."""
+    if result.ok or untrusted is None:
+        return result.error
+    return f"{result.error} ({untrusted})" if result.error else untrusted
 
 
 def _render_profile(
@@ -155,7 +163,7 @@ def _render_profile(
             "`tackroom profile render NAME --scope project`"
         )
     rendered = write(plan_render(profile, adapter, root=home, workdir=workdir))
-    withheld: list[str] = []
+    withheld = list(profile.withheld)
     for name in referenced_variables(profile.for_harness(adapter.harness)):
         # What the allowlist and env.pass let through is in env already; nothing else is added.
         if name in environ and name not in env:
