@@ -37,6 +37,8 @@ PROFILE = ".tackroom/profile"
 State = Literal["trusted", "changed", "untrusted", "missing"]
 _MAX_ENTRIES = 20_000
 """A project tree bigger than this is refused rather than hashed for minutes."""
+_MAX_BYTES = 64 * 1024 * 1024
+"""Nor is a file bigger than this (a link to /proc/kcore must not be read)."""
 
 
 @dataclass(frozen=True)
@@ -340,26 +342,41 @@ def _entries(directory: Path, covers: Sequence[str]) -> Iterator[tuple[str, str,
 
 
 def _walk(path: Path) -> Iterator[Path]:
-    """``path`` and everything below it in name order, links not followed, however deep."""
+    """``path`` and everything below it in name order, however deep.
+
+    Links are followed (what a link points at is what the harness reads, so a
+    change there must revoke the trust too), each real directory once, so a
+    link cycle ends.
+    """
     stack = [path] if os.path.lexists(path) else []
+    seen: set[str] = set()
     while stack:
         current = stack.pop()
         yield current
-        if current.is_dir() and not current.is_symlink():
-            try:
-                children = sorted(current.iterdir(), reverse=True)
-            except OSError:
-                continue
-            stack.extend(children)
+        real = os.path.realpath(current)
+        if real in seen or not current.is_dir():
+            continue
+        seen.add(real)
+        try:
+            children = sorted(current.iterdir(), reverse=True)
+        except OSError:
+            continue
+        stack.extend(children)
 
 
 def _content(path: Path) -> tuple[str, bytes]:
+    """What an entry is and holds; a link is its target text and then what it points at."""
     try:
         if path.is_symlink():
-            return "link", str(path.readlink()).encode("utf-8", "surrogateescape")
+            target = str(path.readlink()).encode("utf-8", "surrogateescape")
+            kind, data = _content(Path(os.path.realpath(path))) if path.exists() else ("dangling", b"")
+            return f"link:{kind}", target + b"\0" + data
         if path.is_dir():
             return "dir", b""
         if path.is_file():
+            size = path.stat().st_size
+            if size > _MAX_BYTES:
+                raise TrustError(f"{path} is {size} bytes, too big to trust (at most {_MAX_BYTES})")
             return "file", path.read_bytes()
     except OSError as exc:
         return "unreadable", str(exc).encode("utf-8", "surrogateescape")

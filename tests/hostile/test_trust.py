@@ -250,6 +250,23 @@ def test_trust_slot_and_paths_are_checked(config_dir: Path) -> None:
     assert "adapter.slotless" in text and "no {{trust}} slot" in text
 
 
+def test_a_change_behind_a_link_revokes_trust_too(tmp_path: Path) -> None:
+    from tackroom.trust import state_of, trust
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "shared").mkdir()
+    (repo / "shared" / "hooks.toml").write_text('[hooks.a]\nmoment = "session-start"\ncommand = "true"\n')
+    (repo / ".tackroom" / "profile").mkdir(parents=True)
+    (repo / ".tackroom" / "profile" / "hooks.toml").symlink_to(repo / "shared" / "hooks.toml")
+    (repo / ".gemini").symlink_to(repo / "shared")  # a linked directory, and a cycle through it
+    (repo / "shared" / "loop").symlink_to(repo / "shared")
+    trust(repo)
+    assert state_of(repo).state == "trusted"
+    (repo / "shared" / "hooks.toml").write_text('[hooks.a]\nmoment = "session-start"\ncommand = "evil"\n')
+    assert state_of(repo).state == "changed"
+
+
 @FUZZ
 @given(data=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
 def test_a_damaged_trust_record_trusts_nothing(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
