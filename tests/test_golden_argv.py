@@ -61,7 +61,7 @@ def render(adapter: Adapter, options: dict[str, Any], endpoint: Endpoint | None)
 def rendered(adapter: Adapter) -> dict[str, Any]:
     out = {name: render(adapter, options, None) for name, options in cases(adapter).items()}
     if adapter.spec.model_endpoint is not None:
-        endpoint = Endpoint("http://127.0.0.1:8765")
+        endpoint = Endpoint("http://127.0.0.1:8765", api_key="sk-golden-key")
         out["endpoint"] = render(adapter, {}, endpoint)
         if adapter.spec.options.model is not None:
             out["endpoint-model"] = render(adapter, {"model": "model-y"}, endpoint)

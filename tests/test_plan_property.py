@@ -30,7 +30,7 @@ ADAPTERS = st.sampled_from(sorted(resolve_builtins()))
 @given(name=ADAPTERS, options=st.dictionaries(NAMES, VALUES, max_size=6), endpoint=st.booleans())
 def test_random_options_render_or_fail_typed(name: str, options: dict[str, Any], endpoint: bool) -> None:
     adapter = resolve_builtins()[name]
-    target = Endpoint("http://127.0.0.1:1") if endpoint else None
+    target = Endpoint("http://127.0.0.1:1", api_key="sk-property") if endpoint else None
     try:
         plan = adapter.plan(
             "p", options=options, workdir=Path("/w"), home=Path("/h/home"), endpoint=target, environ={}

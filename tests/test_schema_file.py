@@ -35,10 +35,10 @@ def test_public_api() -> None:
         *("run", "arun", "Result", "MockServer", "Script", "Turn", "Profile", "load_profile"),
         *("Event", "SessionStarted", "AssistantText", "ToolCall", "ToolResult", "UsageReport"),
         *("ErrorEvent", "Finished", "Usage"),
-        *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError", "UntrustedError"),
+        *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError"),
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
-        *("MockScriptError", "RunError"),
+        *("MockScriptError", "RunError", "TrustError"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)

@@ -45,7 +45,7 @@ _EXPORTS = {
     "ConfigError": "tackroom.errors",
     "ProfileError": "tackroom.errors",
     "UnsafePathError": "tackroom.errors",
-    "UntrustedError": "tackroom.errors",
+    "TrustError": "tackroom.errors",
     "OptionError": "tackroom.errors",
     "UnsupportedOptionError": "tackroom.errors",
     "TemplateError": "tackroom.errors",
@@ -85,11 +85,11 @@ __all__ = [
     "TemplateError",
     "ToolCall",
     "ToolResult",
+    "TrustError",
     "Turn",
     "UnknownAdapterError",
     "UnsafePathError",
     "UnsupportedOptionError",
-    "UntrustedError",
     "Usage",
     "UsageReport",
     "__version__",
@@ -113,10 +113,10 @@ if TYPE_CHECKING:
         RunError,
         TackroomError,
         TemplateError,
+        TrustError,
         UnknownAdapterError,
         UnsafePathError,
         UnsupportedOptionError,
-        UntrustedError,
     )
     from tackroom.mock import MockServer, Script, Turn
     from tackroom.plan import Endpoint, Plan

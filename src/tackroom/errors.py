@@ -10,7 +10,7 @@ else is a bug and gets a traceback.
      ├── ConfigError            adapter / project / profile files: every problem, in one pass
      ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
      ├── UnsafePathError        a name or path that would leave its root, or a link out of it
-     ├── UntrustedError         a project's executable parts, used before `tackroom trust`
+     ├── TrustError             a trust record that cannot be made or revoked as asked
      ├── OptionError            an option the selected adapter cannot render
      │    └── UnsupportedOptionError
      ├── TemplateError          a template that cannot be expanded with what was given
@@ -76,8 +76,8 @@ class UnsafePathError(TackroomError):
     """A name or path would leave the directory it belongs in, or follow a link out of it."""
 
 
-class UntrustedError(TackroomError):
-    """A project's executable parts (hooks, MCP commands, plugins), asked for before ``tackroom trust``."""
+class TrustError(TackroomError):
+    """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke."""
 
 
 class OptionError(TackroomError):

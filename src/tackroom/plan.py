@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
 from tackroom.errors import OptionError, TemplateError, UnsupportedOptionError
+from tackroom.redact import is_secret_name as _is_secret_name
+from tackroom.redact import redact_text
 from tackroom.vocabulary import OPTION_KINDS
 
 if TYPE_CHECKING:
@@ -52,14 +54,21 @@ ALLOWLIST = (
     "REQUESTS_CA_BUNDLE",
 )
 
-# Whole name parts, so GOOSE_DISABLE_KEYRING is not a secret but OPENAI_API_KEY is.
-_SECRET_NAME = re.compile(
-    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|COOKIE|AUTH)(_|$)", re.IGNORECASE
-)
 SECRET_SHOWN = "<secret>"
 DEFAULT_API_KEY = "sk-tackroom-mock"
+"""The dummy key of tackroom's keyless mock; no other endpoint is ever sent it."""
 
-EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option"]
+#: Where a user keeps the key for each wire API, by the providers' own convention: the
+#: key an endpoint other than the mock gets, unless ``--api-key-env`` names another variable.
+WIRE_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
+    "anthropic-messages": ("ANTHROPIC_API_KEY",),
+    "openai-responses": ("OPENAI_API_KEY",),
+    "openai-chat": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option", "trust"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,17 @@ class Endpoint:
 
     base_url: str
     """As given, with or without ``/v1``; the adapter decides which the harness gets."""
-    api_key: str = DEFAULT_API_KEY
+    api_key: str | None = None
+    """The key to send; None: the caller's variable ``api_key_env``, else the wire's usual one."""
+    api_key_env: str | None = None
+    """The caller's variable that holds the key (``--api-key-env``)."""
+    mock: bool = False
+    """tackroom's keyless mock: it gets the dummy key, and the run gets no real credential."""
+
+    @classmethod
+    def for_mock(cls, base_url: str) -> Endpoint:
+        """tackroom's own mock at ``base_url``: the dummy key, nothing real."""
+        return cls(base_url, api_key=DEFAULT_API_KEY, mock=True)
 
     def url_for(self, v1: bool) -> str:
         url = self.base_url.rstrip("/")
@@ -115,31 +134,42 @@ class Plan:
     stdin: str | None = None
     files: tuple[StagedFile, ...] = ()
     options: Mapping[str, Any] = field(default_factory=dict)
+    withheld: tuple[str, ...] = ()
+    """What tackroom kept from the harness, and why (an untrusted project's flags, credentials)."""
+    untrusted: str | None = None
+    """Why the adapter's trust flags were withheld (the harness may then refuse the project)."""
+    secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    """Secret values of this plan, hidden wherever the plan is shown."""
 
     def environ(self) -> dict[str, str]:
         """The whole environment the process gets."""
         return {var.name: var.value for var in self.env}
 
+    def shown_argv(self) -> tuple[str, ...]:
+        """The argv as it may be shown or saved: secret values and URL credentials hidden."""
+        return tuple(redact_text(element, self.secrets) for element in self.argv)
+
     def to_json(self) -> dict[str, Any]:
-        """The plan as JSON data, with secret values shown as ``<secret>``."""
+        """The plan as JSON data: secret values shown as ``<secret>``, credentials in URLs hidden."""
         return {
             "adapter": self.adapter,
             "harness": self.harness,
             "family": self.family,
             "hash": self.adapter_hash,
-            "argv": list(self.argv),
-            "env": {v.name: SECRET_SHOWN if v.secret else v.value for v in self.env},
+            "argv": list(self.shown_argv()),
+            "env": {v.name: SECRET_SHOWN if v.secret else redact_text(v.value) for v in self.env},
             "env_sources": {v.name: v.source for v in self.env},
             "stdin": SECRET_SHOWN if self.stdin is not None else None,
             "files": [{"path": str(f.path), "format": f.format} for f in self.files],
             "cwd": str(self.cwd),
             "home": str(self.home) if self.home else None,
+            "withheld": list(self.withheld),
         }
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable's name says its value is a secret."""
-    return bool(_SECRET_NAME.search(name))
+    return _is_secret_name(name)
 
 
 def coerce_option(name: str, value: Any) -> Any:
@@ -234,20 +264,27 @@ def build_plan(
     data = adapter.effective
     wiring = _wiring(adapter)
     model = _endpoint_model(adapter, values, endpoint)
+    if endpoint is not None:
+        endpoint = replace(endpoint, api_key=_api_key(adapter, endpoint, environ))
     if wiring is not None and model is not None and "model" in data.get("options", {}):
         values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
-    argv, option_env = _argv(adapter, values, prompt, endpoint, model)
+    untrusted = _native_trust(adapter, workdir, environ)
+    argv, option_env = _argv(adapter, values, prompt, endpoint, model, trusted=untrusted is None)
     real_home = environ.get("HOME", str(Path.home()))
     home_text = str(home) if home is not None else real_home
     builder = _EnvBuilder(adapter, environ, home_text, str(workdir))
-    builder.base(home)
+    builder.base(home, endpoint)
     builder.adapter_set()
+    if untrusted is None:
+        for name, value in data.get("trust", {}).get("env", {}).items():
+            builder.add(name, value, "trust")
     if endpoint is not None:
         builder.endpoint(endpoint, model)
     for name, value in option_env.items():
         builder.add(name, value, "option")
     builder.scrub((*data.get("env", {}).get("scrub", ()), *scrub))
     files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
+    withheld = (*builder.withheld, *([untrusted] if untrusted else []))
     return Plan(
         adapter=adapter.name,
         harness=adapter.harness,
@@ -260,7 +297,51 @@ def build_plan(
         stdin=prompt if data.get("prompt_stdin") else None,
         files=files,
         options=values,
+        withheld=withheld,
+        untrusted=untrusted,
+        secrets=frozenset(v.value for v in builder.vars.values() if v.secret and v.value),
     )
+
+
+def _api_key(adapter: Adapter, endpoint: Endpoint, environ: Mapping[str, str]) -> str:
+    """The key an endpoint gets: the dummy for the mock; the caller's own key for any other."""
+    if endpoint.api_key is not None:
+        return endpoint.api_key
+    if endpoint.mock:
+        return DEFAULT_API_KEY
+    chosen = endpoint.api_key_env
+    if chosen is not None and not _ENV_NAME.match(chosen):
+        raise OptionError(f"--api-key-env {chosen!r} is not a variable name")
+    wiring = _wiring(adapter) or {}
+    names = (chosen,) if chosen else WIRE_KEY_VARIABLES.get(str(wiring.get("wire_api")), ())
+    for name in names:
+        if environ.get(name):
+            return environ[name]
+    if not _sends_api_key(wiring):
+        return ""
+    where = redact_text(endpoint.base_url)
+    if chosen:
+        raise OptionError(f"--api-key-env {chosen}: {chosen} is not set, so there is no key for {where}")
+    listed = " or ".join(names) or "no variable"
+    raise OptionError(
+        f"no API key for {where}: adapter {adapter.name!r} sends one, and {listed} is not set; set it, or "
+        "name the variable that holds the key with --api-key-env NAME (api_key_env= in Python)"
+    )
+
+
+def _sends_api_key(wiring: Mapping[str, Any]) -> bool:
+    texts = [*wiring.get("env", {}).values(), *wiring.get("argv", ())]
+    texts += [str(staged.get("content")) for staged in wiring.get("files", ())]
+    return any("api_key" in templates.placeholders(text) for text in texts)
+
+
+def _native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> str | None:
+    """None when the adapter's trust flags may be given here, else why they are withheld."""
+    if not adapter.effective.get("trust"):
+        return None
+    from tackroom.trust import native_trust
+
+    return native_trust(adapter, workdir, environ)
 
 
 def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpoint | None) -> str | None:
@@ -277,7 +358,13 @@ def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpo
 
 
 def _argv(
-    adapter: Adapter, values: Mapping[str, Any], prompt: str, endpoint: Endpoint | None, model: str | None
+    adapter: Adapter,
+    values: Mapping[str, Any],
+    prompt: str,
+    endpoint: Endpoint | None,
+    model: str | None,
+    *,
+    trusted: bool,
 ) -> tuple[list[str], dict[str, str]]:
     data = adapter.effective
     templates_by_option: Mapping[str, Any] = data.get("options", {})
@@ -299,6 +386,8 @@ def _argv(
         elif element == "{{endpoint}}":
             if endpoint is not None and wiring is not None:
                 argv += [_endpoint_text(e, adapter, endpoint, model) for e in wiring.get("argv", ())]
+        elif element == "{{trust}}":
+            argv += data.get("trust", {}).get("argv", []) if trusted else []
         else:
             argv.append(templates.substitute(element, {"prompt": prompt}))
     return argv, env
@@ -327,7 +416,10 @@ def _wiring(adapter: Adapter) -> Mapping[str, Any] | None:
 def _endpoint_values(adapter: Adapter, endpoint: Endpoint, model: str | None) -> dict[str, str]:
     wiring = _wiring(adapter)
     assert wiring is not None
-    values = {"base_url": endpoint.url_for(bool(wiring.get("base_url_v1"))), "api_key": endpoint.api_key}
+    values = {
+        "base_url": endpoint.url_for(bool(wiring.get("base_url_v1"))),
+        "api_key": endpoint.api_key or "",
+    }
     if model is not None:
         values["model"] = model
     return values
@@ -349,6 +441,7 @@ class _EnvBuilder:
         self.home = home
         self.workdir = workdir
         self.vars: dict[str, EnvVar] = {}
+        self.withheld: list[str] = []
         self.secret_values: set[str] = set()
         self.table: Mapping[str, Any] = adapter.effective.get("env", {})
         self.extra_secret = set(self.table.get("secret", ()))
@@ -358,15 +451,26 @@ class _EnvBuilder:
         secret = secret or any(s and s in value for s in self.secret_values)
         self.vars[name] = EnvVar(name, value, source, secret)
 
-    def base(self, home: Path | None) -> None:
+    def base(self, home: Path | None, endpoint: Endpoint | None) -> None:
         for name in ALLOWLIST:
             if name in self.environ:
-                self.add(name, self.environ[name], "allowlist")
-        for name in self.table.get("pass", ()):
-            if name in self.environ:
-                self.add(name, self.environ[name], "pass", secret=True)
+                self._allow(name, self.environ[name], endpoint)
+        # The pass list carries the caller's keys and logins for the harness's own provider; an
+        # endpoint tackroom points the harness at gets exactly one key, through {{api_key}}.
+        if endpoint is None:
+            for name in self.table.get("pass", ()):
+                if name in self.environ:
+                    self.add(name, self.environ[name], "pass", secret=True)
         if home is not None:
             self._isolate(home)
+
+    def _allow(self, name: str, value: str, endpoint: Endpoint | None) -> None:
+        if endpoint is not None and endpoint.mock and redact_text(value) != value:
+            self.withheld.append(
+                f"{name}: withheld, it carries credentials and a run against the mock gets no real credential"
+            )
+            return
+        self.add(name, value, "allowlist")
 
     def _isolate(self, home: Path) -> None:
         self.add("HOME", str(home), "home")
@@ -389,7 +493,8 @@ class _EnvBuilder:
     def endpoint(self, endpoint: Endpoint, model: str | None) -> None:
         wiring = _wiring(self.adapter)
         assert wiring is not None
-        self.secret_values.add(endpoint.api_key)
+        if endpoint.api_key:
+            self.secret_values.add(endpoint.api_key)
         for name, value in wiring.get("env", {}).items():
             text = _endpoint_text(value, self.adapter, endpoint, model)
             self.add(name, text, "endpoint", secret="{{api_key}}" in value)

@@ -89,12 +89,21 @@ def test_injected_model_error_is_a_failure(harness: Adapter, run_harness: RunFn,
 
 
 @harnesses
-def test_dead_endpoint_ends_within_the_timeout(harness: Adapter, run_harness: RunFn, workdir: Path) -> None:
+def test_dead_endpoint_ends_within_the_timeout(
+    harness: Adapter, run_harness: RunFn, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    # An endpoint other than the mock gets the caller's own key, named here.
+    monkeypatch.setenv("TACKROOM_TEST_ENDPOINT_KEY", "sk-dead-endpoint")
     started = time.monotonic()
-    result = run_harness("anyone there?", base_url=f"http://127.0.0.1:{port}", timeout_s=15)
+    result = run_harness(
+        "anyone there?",
+        base_url=f"http://127.0.0.1:{port}",
+        api_key_env="TACKROOM_TEST_ENDPOINT_KEY",
+        timeout_s=15,
+    )
     assert time.monotonic() - started < 15 + 10
     assert not result.ok
     assert processes_in(workdir) == []

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tackroom.adapters import templates
-from tackroom.adapters.schema import OPTION_KINDS, AdapterSpec, ModelEndpoint, OptionSpec, OptionTemplate
+from tackroom.adapters.schema import (
+    OPTION_KINDS,
+    AdapterSpec,
+    ModelEndpoint,
+    OptionSpec,
+    OptionTemplate,
+    Trust,
+)
 
 Finding = tuple[tuple[str, ...], str]
 
@@ -21,6 +28,7 @@ def check_adapter(spec: AdapterSpec) -> list[Finding]:
         *_one_shot(spec),
         *_options(spec),
         *_endpoint(spec.model_endpoint),
+        *_trust(spec),
         *_paths(spec),
         *_install(spec),
         *_renderers(spec),
@@ -41,12 +49,12 @@ def _one_shot(spec: AdapterSpec) -> Iterator[Finding]:
             if opt.group(1) not in OPTION_KINDS:
                 yield key, f"unknown option slot {element!r} (options: {', '.join(OPTION_KINDS)})"
             continue
-        if element == "{{endpoint}}":
-            endpoints += 1
+        if element in ("{{endpoint}}", "{{trust}}"):
+            endpoints += element == "{{endpoint}}"
             continue
         problem = templates.check_names(element, frozenset({"prompt"}))
         if problem:
-            yield key, problem + "; {{opt.<name>}} and {{endpoint}} must be whole elements"
+            yield key, problem + "; {{opt.<name>}}, {{endpoint}} and {{trust}} must be whole elements"
         prompts += templates.placeholders(element).count("prompt")
     if spec.prompt_stdin and prompts:
         yield key, "{{prompt}} must not appear when prompt_stdin = true"
@@ -107,6 +115,30 @@ def _endpoint(endpoint: ModelEndpoint | None) -> Iterator[Finding]:
         problem = templates.check_names(staged.path, templates.PATH_NAMES)
         if problem:
             yield ("model_endpoint", "files", str(index), "path"), problem
+
+
+def _trust(spec: AdapterSpec) -> Iterator[Finding]:
+    slots = spec.one_shot.count("{{trust}}")
+    if slots > 1:
+        yield ("one_shot",), "{{trust}} may appear at most once"
+    trust: Trust | None = spec.trust
+    if trust is None:
+        if slots:
+            yield ("one_shot",), "{{trust}} is used but the adapter has no [trust] table"
+        return
+    if trust.argv and not slots:
+        yield ("one_shot",), "trust.argv is set but one_shot has no {{trust}} slot for it"
+    for index, element in enumerate(trust.argv):
+        problem = templates.check_names(element, frozenset())
+        if problem:
+            yield ("trust", "argv", str(index)), problem
+    for index, path in enumerate(trust.project):
+        parts = path.replace("\\", "/").split("/")
+        if not path or path.startswith(("/", "~")) or ".." in parts or "{{" in path:
+            yield (
+                ("trust", "project", str(index)),
+                (f"{path!r} must be a plain relative path inside the project (e.g. '.gemini')"),
+            )
 
 
 def _paths(spec: AdapterSpec) -> Iterator[Finding]:

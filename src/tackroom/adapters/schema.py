@@ -136,6 +136,25 @@ class ModelEndpoint(Strict):
     """How the harness spells a model served by this endpoint, e.g. ``provider/{{model}}``."""
 
 
+class Trust(Strict):
+    """The harness's own check of the project it runs in, and what turns that check off.
+
+    Turning it off lets the harness load the project's own config (its MCP
+    servers, hooks, environment files), so tackroom gives ``argv`` and ``env``
+    only when no directory from the working directory up to the repository
+    root holds one of ``project``, or when the user trusted the directory that
+    holds them (``tackroom trust``). Otherwise they are withheld and the run
+    says why.
+    """
+
+    argv: Template = []
+    """Elements inserted at ``{{trust}}`` in ``one_shot`` when allowed (no placeholders)."""
+    env: dict[EnvName, str] = {}
+    """Variables set when allowed."""
+    project: list[str] = []
+    """Paths (relative, e.g. ``.gemini``) the flags would let the harness load from a project."""
+
+
 class Transcripts(Strict):
     """Where the harness writes its session transcripts."""
 
@@ -279,6 +298,8 @@ class AdapterSpec(Strict):
     env: Env = Env()
     model_endpoint: ModelEndpoint | None = None
     """How to point it at a model base URL; absent = it cannot be pointed."""
+    trust: Trust | None = None
+    """Flags that turn off the harness's own project-trust check, and when they may be given."""
     home: dict[EnvName, str] = {}
     """Variables that relocate its config and state -> their default location."""
     transcripts: Transcripts | None = None

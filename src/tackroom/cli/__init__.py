@@ -16,6 +16,7 @@ from tackroom.cli import adapters, mock, profile
 from tackroom.cli.install import install_command
 from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
+from tackroom.cli.trust import trust_command
 
 app = typer.Typer(
     name="tackroom",
@@ -30,6 +31,7 @@ app.add_typer(profile.app, name="profile")
 app.command("probe")(probe_command)
 app.command("install")(install_command)
 app.command("run")(run_command)
+app.command("trust")(trust_command)
 
 
 @app.callback()
@@ -47,9 +49,12 @@ def main() -> None:
     try:
         app(prog_name="tackroom")
     except TackroomError as exc:
+        from tackroom.redact import redact_text
+
         if debug:
             traceback.print_exc()
-        print(f"tackroom: error: {exc}", file=sys.stderr)
+        # An error may quote what the user typed, a URL with a password in it included.
+        print(f"tackroom: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)

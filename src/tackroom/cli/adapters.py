@@ -98,10 +98,18 @@ def render(
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
     workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the run."),
     base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this model endpoint."),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
+    ),
     home: str = typer.Option("isolated", "--home", help="'isolated' (the run's own home) or 'real'."),
     as_json: bool = JSON_OPT,
 ) -> None:
-    """The argv, environment and adapter hash a run would use, without spawning anything."""
+    """The argv, environment and adapter hash a run would use, without spawning anything.
+
+    Secret values show as ``<secret>`` and credentials in URLs as ``<redacted>``.
+    """
+    from rich.markup import escape
+
     from tackroom.plan import Endpoint, parse_option_args
 
     if home not in ("isolated", "real"):
@@ -112,23 +120,26 @@ def render(
         options=parse_option_args(option),
         workdir=workdir,
         home=Path("<run>/home") if home == "isolated" else None,
-        endpoint=Endpoint(base_url) if base_url else None,
+        endpoint=Endpoint(base_url, api_key_env=api_key_env) if base_url else None,
     )
     data = plan.to_json()
+    err = console(stderr=True)
+    for note in plan.withheld:
+        err.print(f"[yellow]{escape(note)}[/]")
     if as_json:
         print_json(data)
         return
     import shlex
 
     out = console()
-    out.print(f"[bold]{plan.adapter}[/] ({plan.family})  hash {plan.adapter_hash}")
+    out.print(f"[bold]{escape(plan.adapter)}[/] ({escape(plan.family)})  hash {plan.adapter_hash}")
     out.print("[bold]argv[/]")
-    out.print("  " + shlex.join(plan.argv), markup=False)
+    out.print("  " + shlex.join(data["argv"]), markup=False)
     out.print("[bold]env[/]")
     for key, value in sorted(data["env"].items()):
-        out.print(f"  {key}={value}  [dim]{data['env_sources'][key]}[/]")
+        out.print(f"  {escape(f'{key}={value}')}  [dim]{data['env_sources'][key]}[/]")
     for staged in data["files"]:
-        out.print(f"[bold]file[/] {staged['path']} ({staged['format']})")
+        out.print(f"[bold]file[/] {escape(staged['path'])} ({staged['format']})")
 
 
 @app.command()

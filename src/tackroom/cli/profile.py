@@ -20,16 +20,19 @@ PROFILE_OPT = typer.Option(
 
 
 def load(dirs: list[Path]) -> Profile:
-    """The profile from ``dirs``, or the default global + project layers."""
-    from tackroom.adapters.resolve import config_dir, resolve_builtins
-    from tackroom.profile.load import load_profile, profile_dirs
+    """The profile from ``dirs`` (the user's word), or the default global + project layers.
 
-    chosen = dirs or profile_dirs(Path.cwd(), config_dir())
-    if not chosen:
-        from tackroom.profile.model import Profile
+    By default a project's hooks and MCP servers are used only once the user
+    trusted the project (``tackroom trust``); ``Profile.withheld`` says what was
+    left out.
+    """
+    from tackroom.adapters.resolve import resolve_builtins
+    from tackroom.profile.load import load_profile
+    from tackroom.trust import default_profile
 
-        return Profile()
-    return load_profile(chosen, harnesses=resolve_builtins())
+    if not dirs:
+        return default_profile(Path.cwd(), harnesses=resolve_builtins())
+    return load_profile(dirs, harnesses=resolve_builtins())
 
 
 @app.command()
@@ -43,6 +46,8 @@ def render(
     as_json: bool = typer.Option(False, "--json", help="Print what was rendered as JSON."),
 ) -> None:
     """Render the profile for one harness; without --into or --scope project, only show the plan."""
+    from rich.markup import escape
+
     from tackroom.adapters.resolve import load_adapters
     from tackroom.profile.render import plan_render, write
 
@@ -50,16 +55,14 @@ def render(
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
     adapter = load_adapters(project=Path.cwd())[name]
     root = Path.cwd() if scope == "project" else (into or Path("<home>"))
-    rendered = plan_render(
-        load(profile), adapter, root=root, scope="project" if scope == "project" else "home"
-    )
+    loaded = load(profile)
+    rendered = plan_render(loaded, adapter, root=root, scope="project" if scope == "project" else "home")
     if into is not None or scope == "project":
         rendered = write(rendered)
-    from rich.markup import escape
 
     err = console(stderr=True)
-    for drop in rendered.drops:
-        err.print(f"[yellow]{escape(str(drop))}[/]", highlight=False)
+    for note in (*rendered.drops, *loaded.withheld):
+        err.print(f"[yellow]{escape(str(note))}[/]", highlight=False)
     if as_json:
         print_json(rendered.to_json() | {"written": [str(p) for p in rendered.written]})
         return

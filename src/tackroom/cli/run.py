@@ -22,6 +22,9 @@ def run_command(
     mock: Path | None = typer.Option(None, "--mock", help="Answer from this mock script (TOML or JSON)."),
     mock_text: str | None = typer.Option(None, "--mock-text", help="Answer with this text from the mock."),
     base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this endpoint."),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
+    ),
     mock_log: Path | None = typer.Option(None, "--mock-log", help="Write every mock request as JSONL."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the run is killed."),
     workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the harness."),
@@ -51,7 +54,8 @@ def run_command(
         from tackroom.cli.profile import load
 
         # The default profile (global + project) applies to isolated runs; an empty one renders nothing.
-        loaded = load(profile) or None
+        loaded = load(profile)
+        loaded = loaded if loaded or loaded.withheld else None
     result = run(
         name,
         prompt,
@@ -60,6 +64,7 @@ def run_command(
         mock=mock,
         mock_text=mock_text,
         base_url=base_url,
+        api_key_env=api_key_env,
         mock_log=mock_log,
         timeout_s=timeout,
         home=home,
@@ -67,10 +72,12 @@ def run_command(
         on_event=jsonl_event if events else (live.event if live else None),
         profile=loaded,
     )
-    if result.dropped:
+    if result.dropped or result.withheld:
+        from rich.markup import escape
+
         err = console(stderr=True)
-        for drop in result.dropped:
-            err.print(f"[yellow]{drop}[/]", highlight=False)
+        for note in (*result.dropped, *result.withheld):
+            err.print(f"[yellow]{escape(note)}[/]", highlight=False)
     if as_json:
         print_json(result.to_json())
     elif events:

@@ -1,4 +1,10 @@
-"""What the mock saw: every request, secrets redacted, kept in memory and optionally as JSON lines."""
+"""What the mock saw: every request, credentials redacted, kept in memory and optionally as JSON lines.
+
+Credentials never reach a record: secret headers are replaced by
+:data:`REDACTED`, and so are credentials in the request path (``?key=``,
+``user:pass@``) and in any other header value, before the record is kept or
+logged.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-REDACTED = "<redacted>"
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"}
-)
-_SECRET_WORDS = ("key", "token", "secret", "cookie", "auth", "password")
+from tackroom.redact import REDACTED as REDACTED
+from tackroom.redact import is_secret_header, redact_text
 
 # Keys holding what reached the model, per wire: Anthropic system/messages, Chat
 # messages, Responses instructions/input, Gemini contents/systemInstruction.
@@ -33,8 +36,7 @@ def redact(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in headers:
         key = name.lower()
-        secret = key in _SECRET_HEADERS or any(word in key for word in _SECRET_WORDS)
-        shown = REDACTED if secret else value
+        shown = REDACTED if is_secret_header(key) else redact_text(value)
         out[key] = f"{out[key]}, {shown}" if key in out else shown
     return out
 
@@ -112,6 +114,7 @@ class Recorder:
 
     def add(self, request: RecordedRequest) -> None:
         """Keep a request and append it to the log now, before it is answered (a hang still shows)."""
+        request.path = redact_text(request.path)
         with self._lock:
             request.seq = len(self._requests)
             self._requests.append(request)

@@ -73,7 +73,7 @@ class Probe:
                 adapter,
                 prompt,
                 workdir=workdir,
-                base_url=mock.base_url,
+                mock=mock,
                 profile=profile,
                 timeout_s=self.timeout_s,
                 runs_dir=self.scratch / "runs",

@@ -31,6 +31,7 @@ from tackroom.errors import ConfigError, Problem, UnsafePathError
 from tackroom.paths import inside, read_inside
 from tackroom.plan import is_secret_name
 from tackroom.profile.model import Agent, Command, Hook, HookAction, McpServer, Profile, Rule, Skill
+from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header
 from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
@@ -410,20 +411,24 @@ class _Reader:
             )
 
     def _no_inline_secrets(self, path: Path, where: str, data: dict[str, Any], line: Any) -> bool:
-        ok = True
+        """A credential written out in the profile (by name, in a URL, a header or an argument) fails."""
+        found: list[tuple[str, str, str]] = []
         for table in ("env", "headers"):
             for key, value in data.get(table, {}).items():
-                header = table == "headers" and key.lower() in ("authorization", "cookie")
-                secret = is_secret_name(key) or header
-                if secret and not ENV_REF.search(value):
-                    self.problem(
-                        path,
-                        f"{where}.{table}.{key}",
-                        'inline secret: write a reference like "${MY_TOKEN}" and keep the value in the env',
-                        line(table),
-                    )
-                    ok = False
-        return ok
+                secret = is_secret_name(key) or (table == "headers" and is_secret_header(key))
+                what = "a secret value" if secret and not ENV_REF.search(value) else inline_secret(value)
+                if what:
+                    found.append((f"{where}.{table}.{key}", what, table))
+        for key in ("url", "command"):
+            what = inline_secret(data[key]) if isinstance(data.get(key), str) else None
+            if what:
+                found.append((f"{where}.{key}", what, key))
+        what = inline_secret_in_args(data.get("args", []))
+        if what:
+            found.append((f"{where}.args", what, "args"))
+        for key, what, at in found:
+            self.problem(path, key, _INLINE_SECRET.format(what=what), line(at))
+        return not found
 
     def _hooks(self, path: Path) -> Iterator[Hook]:
         types: dict[str, type] = {
@@ -451,6 +456,10 @@ class _Reader:
             if len(actions) != 1:
                 self.problem(path, where, "set exactly one of command, inject or refuse", line(""))
                 continue
+            what = inline_secret(data["command"]) if "command" in data else None
+            if what:
+                self.problem(path, f"{where}.command", _INLINE_SECRET.format(what=what), line("command"))
+                continue
             bad = [t for t in data.get("matcher", ()) if t not in NEUTRAL_TOOLS]
             if bad:
                 self.problem(path, f"{where}.matcher", f"not neutral tool names: {bad}", line("matcher"))
@@ -471,6 +480,9 @@ class _Reader:
 
 _WORD = {"str": "a string", "list": "a list of strings", "dict": "a table of strings"}
 _LINK = "a symbolic link: tackroom reads no link in a profile (it could point anywhere); copy the file in"
+_INLINE_SECRET = (
+    'inline secret ({what}): write a reference like "${{MY_TOKEN}}" and keep the value in the environment'
+)
 
 
 def _typed(value: Any, kind: type) -> bool:

@@ -102,6 +102,8 @@ class Profile:
     hooks: tuple[Hook, ...] = ()
     sources: tuple[str, ...] = field(default=(), compare=False)
     """The directories it was read from, in layering order."""
+    withheld: tuple[str, ...] = field(default=(), compare=False)
+    """Items left out for want of the user's trust, each with why and the fix (see ``tackroom.trust``)."""
 
     def for_harness(self, harness: str) -> Profile:
         """Only the items that apply to ``harness``, with their harness lists cleared."""
@@ -117,6 +119,7 @@ class Profile:
             pick(self.mcp),
             pick(self.hooks),
             self.sources,
+            self.withheld,
         )
 
     def __bool__(self) -> bool:

@@ -8,8 +8,10 @@ caller asked for ``--home real``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +27,19 @@ if TYPE_CHECKING:
 
 
 def prepare_home(
-    adapter: Adapter, run_dir: Path, home: Path | None, credentials: bool, environ: Mapping[str, str]
+    adapter: Adapter,
+    run_dir: Path,
+    home: Path | None,
+    credentials: bool,
+    environ: Mapping[str, str],
+    copied: list[Path],
 ) -> None:
+    """Make the run's home: relocation directories, the git identity, and credentials if asked.
+
+    Every credential file copied in is listed in ``copied`` *before* it is
+    copied, so :func:`remove_copies` can take them all out again however the
+    run ends, even half-way through a copy.
+    """
     (run_dir / "tmp").mkdir(exist_ok=True)
     if home is None:
         return
@@ -47,23 +60,89 @@ def prepare_home(
         source = templates.expand_path(default, env={}, home=real, workdir=str(run_dir))
         target = templates.expand_path(default, env={}, home=str(home), workdir=str(run_dir))
         if source.is_dir():
+            copied += [target / rel for rel in _tree(source)]
             # Whole directories, so token refresh and SQLite sidecars keep working.
             shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
 
 
+def _tree(root: Path) -> list[Path]:
+    """Every entry under ``root`` (relative), parents before children, links not followed."""
+    found: list[Path] = []
+    for directory, dirs, files in os.walk(root):
+        base = Path(directory).relative_to(root)
+        found += [base / name for name in sorted(dirs) + sorted(files)]
+    return found
+
+
+#: Files a harness writes beside a copied database while it runs.
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def remove_copies(copied: list[Path]) -> None:
+    """Take the copied credentials out of the run's home again (and what SQLite wrote beside them)."""
+    for path in reversed(copied):
+        for candidate in (path, *(path.with_name(path.name + s) for s in _SIDECARS)):
+            try:
+                if candidate.is_symlink() or candidate.is_file():
+                    candidate.unlink()
+                elif candidate.is_dir():
+                    candidate.rmdir()  # only when empty: what the harness wrote there stays
+            except OSError:
+                continue
+
+
+_IDENTITY = ("user.name", "user.email")
+
+
 def _copy_git_identity(environ: Mapping[str, str], home: Path) -> None:
-    """Copy the caller's git config into the isolated home.
+    """Give the isolated home the caller's git identity, and nothing else of their git config.
 
     Without an identity some harnesses write one into the repository's own
-    .git/config (aider sets user.name "Your Name"); a copy keeps the user's
-    identity without letting the harness write to the real file.
+    .git/config (aider sets user.name "Your Name"). Only ``user.name`` and
+    ``user.email`` are copied: the rest of a git config can hold tokens
+    (``url.<base>.insteadOf`` with a token in it, ``http.extraHeader``,
+    credential helpers) that have no business in a run directory.
     """
-    real = Path(environ.get("HOME", str(Path.home())))
-    for rel in (".gitconfig", ".config/git/config"):
-        source = real / rel
-        if source.is_file() and not (home / rel).exists():
-            (home / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, home / rel)
+    identity = _git_identity(environ, home)
+    target = home / ".gitconfig"
+    if not identity or target.exists():
+        return
+    lines = ["[user]"] + [f"\t{key.split('.')[1]} = {_git_quote(value)}" for key, value in identity.items()]
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _git_identity(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
+    """``user.name`` and ``user.email`` of the caller's global git config, as git reads it (includes too).
+
+    Run in ``cwd`` (the empty run home), never in the project: git then reads
+    no repository's config, so a planted one cannot make it run anything.
+    """
+    git = shutil.which("git", path=environ.get("PATH"))
+    if git is None:
+        return {}
+    env = {k: v for k, v in environ.items() if k in ("HOME", "XDG_CONFIG_HOME", "PATH", "LANG")}
+    try:
+        done = subprocess.run(
+            [git, "config", "--global", "--includes", "--null", "--get-regexp", r"^user\.(name|email)$"],
+            cwd=cwd,
+            env={**env, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CEILING_DIRECTORIES": str(cwd.parent)},
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    identity: dict[str, str] = {}
+    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+        key, _, value = entry.partition("\n")
+        if key in _IDENTITY and "\n" not in value:
+            identity[key] = value
+    return identity
+
+
+def _git_quote(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
 
 
 def stage_files(files: tuple[StagedFile, ...], root: Path | None = None) -> None:

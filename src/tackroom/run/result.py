@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tackroom.redact import redact_text
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -41,6 +42,9 @@ class Result:
     stderr_tail: str = field(default="", repr=False)
     dropped: tuple[str, ...] = ()
     """Profile items the harness cannot express, by name and reason."""
+    withheld: tuple[str, ...] = ()
+    """What tackroom kept from the harness and why: an untrusted project's hooks, MCP servers and
+    trust flags, variables outside the allowlist, credentials a mock run does not get."""
 
     @property
     def ok(self) -> bool:
@@ -63,8 +67,9 @@ class Result:
             "error": self.error,
             "run_dir": str(self.run_dir),
             "harness_version": self.harness_version,
-            "argv": list(self.argv),
+            "argv": [redact_text(element) for element in self.argv],
             "dropped": list(self.dropped),
+            "withheld": list(self.withheld),
         }
 
 

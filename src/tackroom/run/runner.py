@@ -23,7 +23,7 @@ from tackroom.errors import HarnessNotFoundError, ProfileError, RunError
 from tackroom.harnesses import data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
-from tackroom.run.home import prepare_home, stage_files
+from tackroom.run.home import prepare_home, remove_copies, stage_files
 from tackroom.run.result import Result
 from tackroom.run.session import EventCallback, execute
 
@@ -46,9 +46,10 @@ async def arun(
     *,
     options: Mapping[str, Any] | None = None,
     workdir: Path | None = None,
-    mock: Script | Path | str | None = None,
+    mock: Script | Path | str | MockServer | None = None,
     mock_text: str | None = None,
     base_url: str | None = None,
+    api_key_env: str | None = None,
     mock_log: Path | None = None,
     timeout_s: float = 600.0,
     home: HomeMode = "isolated",
@@ -62,14 +63,20 @@ async def arun(
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
     ``mock`` (a script, or a script file) or ``mock_text`` starts the keyless
-    mock model and points the harness at it; ``base_url`` points it at any
-    endpoint; with neither the harness uses its own defaults and the caller's
-    keys (passed by name only). ``home="real"`` runs against the caller's real
+    mock model and points the harness at it (a running ``MockServer`` is used
+    as it is and left running); a mock run gets the mock's dummy key and none
+    of the caller's credentials. ``base_url`` points the harness at any other
+    endpoint with the caller's own key: the variable ``api_key_env`` names, else
+    the wire's usual one (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...). With
+    neither the harness uses its own defaults and the caller's keys (its
+    adapter's ``env.pass``). ``home="real"`` runs against the caller's real
     home; ``credentials=True`` copies the harness's real config dirs into the
-    isolated home first. ``profile`` is rendered natively into the isolated
-    home before the harness starts; what the harness cannot express is dropped
-    by name (``Result.dropped``), and the variables its MCP servers and hooks
-    reference are passed through by name.
+    isolated home first, and takes them out again when the run ends, however
+    it ends. ``profile`` is rendered natively into the isolated home before the
+    harness starts; what the harness cannot express is dropped by name
+    (``Result.dropped``). A ``${VAR}`` its MCP servers and hooks reference
+    reaches the harness only through the allowlist or the adapter's
+    ``env.pass``; what was kept back, and why, is in ``Result.withheld``.
     """
     environ = os.environ if environ is None else environ
     workdir = (workdir or Path.cwd()).resolve()
@@ -80,30 +87,61 @@ async def arun(
             f"{resolved.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
             f"not on PATH: run `tackroom install {resolved.name}`"
         )
-    if (mock is not None or mock_text is not None) and base_url is not None:
+    mocked = mock is not None or mock_text is not None
+    if mocked and base_url is not None:
         raise RunError("choose one model endpoint: a mock script, mock text, or a base URL")
+    if mocked and credentials:
+        raise RunError(
+            "a run against the mock gets no real credential: drop --credentials (credentials=True), or point "
+            "the harness at a real endpoint with --base-url"
+        )
+    if api_key_env is not None and base_url is None:
+        raise RunError("--api-key-env names the key for --base-url; give the endpoint too")
     run_dir = _new_run_dir(runs_dir or data_dir(environ) / "runs", resolved.name)
     with ExitStack() as stack:
         server = _start_mock(resolved, mock, mock_text, mock_log, stack)
-        url = server.base_url if server is not None else base_url
-        endpoint = Endpoint(url) if url else None
+        endpoint = _endpoint(server, base_url, api_key_env)
         run_home = run_dir / "home" if home == "isolated" else None
         plan = resolved.plan(
             prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
         )
-        prepare_home(resolved, run_dir, run_home, credentials, environ)
+        copied: list[Path] = []
+        stack.callback(remove_copies, copied)
+        prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
         stage_files(plan.files, run_home)
         env = plan.environ()
-        dropped = _render_profile(profile, resolved, run_home, workdir, environ, env)
+        dropped, withheld = _render_profile(profile, resolved, run_home, workdir, environ, env, endpoint)
         if located.bin_dir is not None:
             # A managed install's runtime (node, bun) comes first, as it was installed with.
             env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
         argv = [str(located.path), *plan.argv[1:]]
         result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
         version = located.version or probe_version(resolved, located)
-        result = replace(result, harness_version=version, dropped=dropped)
+        result = replace(
+            result,
+            argv=(str(located.path), *plan.shown_argv()[1:]),
+            harness_version=version,
+            dropped=dropped,
+            withheld=(*plan.withheld, *withheld),
+            error=_explained(result, plan.untrusted),
+        )
         (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
         return result
+
+
+def _endpoint(server: MockServer | None, base_url: str | None, api_key_env: str | None) -> Endpoint | None:
+    if server is not None:
+        return Endpoint.for_mock(server.base_url)
+    if base_url:
+        return Endpoint(base_url, api_key_env=api_key_env)
+    return None
+
+
+def _explained(result: Result, untrusted: str | None) -> str | None:
+    """A failed run's error, with the trust flag tackroom withheld when that may be why."""
+    if result.ok or untrusted is None:
+        return result.error
+    return f"{result.error} ({untrusted})" if result.error else untrusted
 
 
 def _render_profile(
@@ -112,10 +150,12 @@ def _render_profile(
     home: Path | None,
     workdir: Path,
     environ: Mapping[str, str],
-    env: dict[str, str],
-) -> tuple[str, ...]:
+    env: Mapping[str, str],
+    endpoint: Endpoint | None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Render the profile into the run's home: (items dropped, things withheld), each with why."""
     if profile is None:
-        return ()
+        return (), ()
     from tackroom.profile.render import plan_render, referenced_variables, write
 
     if home is None:
@@ -124,10 +164,32 @@ def _render_profile(
             "`tackroom profile render NAME --scope project`"
         )
     rendered = write(plan_render(profile, adapter, root=home, workdir=workdir))
+    withheld = list(profile.withheld)
     for name in referenced_variables(profile.for_harness(adapter.harness)):
-        if name in environ:
-            env.setdefault(name, environ[name])
-    return tuple(str(drop) for drop in rendered.drops)
+        # What the allowlist and env.pass let through is in env already; nothing else is added.
+        if name in environ and name not in env:
+            withheld.append(_variable_withheld(name, adapter, endpoint, environ))
+    return tuple(str(drop) for drop in rendered.drops), tuple(withheld)
+
+
+def _variable_withheld(
+    name: str, adapter: Adapter, endpoint: Endpoint | None, environ: Mapping[str, str]
+) -> str:
+    passed: list[str] = list(adapter.effective.get("env", {}).get("pass", ()))
+    said = f"${{{name}}}: withheld, though the profile's MCP servers or hooks reference it"
+    if name in passed and endpoint is not None:
+        return f"{said}: a run against an endpoint tackroom points the harness at gets no other credential"
+    from tackroom.adapters.resolve import config_dir
+
+    listed = ", ".join(f'"{n}"' for n in (*passed, name))
+    # One table per adapter across operator files: extend the one there is, or start one.
+    where = (
+        adapter.source if adapter.source != "builtin" else config_dir(environ) / "adapters.d" / "50-pass.toml"
+    )
+    return (
+        f"{said}: only the allowlist and the adapter's env.pass reach the harness. To pass it, add "
+        f"pass = [{listed}] under [adapter.{adapter.name}.env] in the operator file {where}"
+    )
 
 
 def _resolve(adapter: str | Adapter, adapters: AdapterSet | None, workdir: Path) -> Adapter:
@@ -170,12 +232,18 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
 
 
 def _start_mock(
-    adapter: Adapter, script: Script | Path | str | None, text: str | None, log: Path | None, stack: ExitStack
+    adapter: Adapter,
+    script: Script | Path | str | MockServer | None,
+    text: str | None,
+    log: Path | None,
+    stack: ExitStack,
 ) -> MockServer | None:
     if script is None and text is None:
         return None
     from tackroom.mock import MockServer, Script, load_script
 
+    if isinstance(script, MockServer):
+        return script  # the caller's, already serving: it stays up after the run
     if text is not None:
         loaded = Script.text(text)
     elif isinstance(script, Script):

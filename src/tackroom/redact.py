@@ -1,0 +1,122 @@
+"""Credentials in text: find them, and hide them before anything is shown, logged or saved.
+
+One place knows what a credential looks like in a URL (``user:pass@``, a
+``?key=`` query), in a header (``Authorization: Bearer ...``) and in an
+argument list (``--token VALUE``), so a plan, a render, ``result.json``, the
+mock's records and an error message all hide the same things the same way.
+Nothing here imports the rest of tackroom: the mock and the CLI edge use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "REDACTED",
+    "SECRET_HEADERS",
+    "inline_secret",
+    "inline_secret_in_args",
+    "is_secret_header",
+    "is_secret_name",
+    "redact_text",
+]
+
+REDACTED = "<redacted>"
+
+#: Headers whose value is a credential whatever it looks like.
+SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-goog-api-key"}
+)
+_SECRET_HEADER_WORDS = ("key", "token", "secret", "auth", "cookie", "password", "credential")
+
+# Whole name parts, so GOOSE_DISABLE_KEYRING is not a secret but OPENAI_API_KEY is.
+_SECRET_NAME = re.compile(
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|COOKIE|AUTH)(_|$)", re.IGNORECASE
+)
+# scheme://userinfo@ : the userinfo (user:password, or a token used as a user name).
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<userinfo>[^/?#@\s]+)@")
+# A query or fragment parameter whose name says it carries a credential.
+_SECRET_QUERY = re.compile(
+    r"(?P<name>[?&;#](?:[A-Za-z0-9_.-]*?)"
+    r"(?:key|token|secret|password|passwd|pwd|auth|sig|signature|credential|session|code)"
+    r"[A-Za-z0-9_.-]*=)(?P<value>[^&;#\s]+)",
+    re.IGNORECASE,
+)
+# "Authorization: Bearer x", "x-api-key=x" as free text (a header passed as an argument).
+_HEADER_TEXT = re.compile(
+    r"(?P<name>\b(?:proxy-authorization|authorization|x-api-key|x-goog-api-key|api-key|set-cookie|cookie)"
+    r"\s*[:=]\s*)(?P<value>[^\r\n]+)",
+    re.IGNORECASE,
+)
+_SCHEME_TOKEN = re.compile(r"(?P<name>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/=-]{4,})")
+_ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$|^\$[A-Za-z_][A-Za-z0-9_]*$")
+_MIN_SECRET = 6
+"""Shorter known values are not replaced in free text: '1' would garble everything."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable's (or an option's) name says its value is a secret."""
+    return bool(_SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether an HTTP header's name says its value is a credential."""
+    key = name.lower()
+    return key in SECRET_HEADERS or any(word in key for word in _SECRET_HEADER_WORDS)
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with URL credentials, credential headers and the given secret values hidden."""
+    for value in sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _SECRET_QUERY.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    text = _HEADER_TEXT.sub(_header_value, text)
+    return _SCHEME_TOKEN.sub(lambda m: f"{m['name']}{REDACTED}", text)
+
+
+def _header_value(match: re.Match[str]) -> str:
+    value = match["value"]
+    scheme = re.match(r"(?:Bearer|Basic|Token)\s+", value, re.IGNORECASE)
+    return match["name"] + (scheme.group(0) if scheme else "") + REDACTED
+
+
+def inline_secret(text: str) -> str | None:
+    """What credential ``text`` writes out literally (not as a ``${VAR}`` reference), or None."""
+    for match in _URL_USERINFO.finditer(text):
+        _, colon, password = match["userinfo"].partition(":")
+        if colon and password and not _is_reference(password):
+            return "a password in a URL (user:password@)"
+    for match in _SECRET_QUERY.finditer(text):
+        if not _is_reference(match["value"]):
+            return f"a credential in a URL query ({match['name'][1:]}...)"
+    for match in _HEADER_TEXT.finditer(text):
+        value = re.sub(r"^(?:Bearer|Basic|Token)\s+", "", match["value"].strip(), flags=re.IGNORECASE)
+        if not _is_reference(value):
+            return f"a {match['name'].strip(' :=')} header value"
+    for match in _SCHEME_TOKEN.finditer(text):
+        if not _is_reference(match["value"]):
+            return f"a {match['name'].strip()} token"
+    return None
+
+
+def inline_secret_in_args(args: Sequence[str]) -> str | None:
+    """What credential an argument list writes out literally: ``--token=x``, ``--api-key x``, a URL..."""
+    for index, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag.startswith("-") and is_secret_name(flag):
+            if eq and value and not _is_reference(value):
+                return f"a literal value for {flag}"
+            following = args[index + 1] if index + 1 < len(args) else ""
+            if not eq and following and not following.startswith("-") and not _is_reference(following):
+                return f"a literal value after {flag}"
+        found = inline_secret(arg)
+        if found:
+            return found
+    return None
+
+
+def _is_reference(value: str) -> bool:
+    """A value that names where the secret is (``${VAR}``, ``$VAR``) rather than holding it."""
+    return bool(_ENV_REF.match(value.strip())) or value.strip().startswith("${")

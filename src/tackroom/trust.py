@@ -1,0 +1,383 @@
+"""A stranger's repository runs nothing without the user's word.
+
+What a project can make run: the hooks and MCP servers of its
+``.tackroom/profile``, and the project config a harness loads once its own
+folder-trust check is turned off (each adapter's ``[trust] project`` paths,
+such as ``.gemini`` or ``.codex``). Those are used only after
+``tackroom trust DIR``, as direnv does with ``.envrc``: the record keeps a
+hash of everything it covers, and any change to it revokes the trust until
+the user looks again. The user's global profile and a profile named on the
+command line are the user's own word and need no trust.
+
+Records live in ``$XDG_DATA_HOME/tackroom/trust/``, one JSON file per
+directory, written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tackroom.errors import ConfigError, Problem, TrustError
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.profile.model import Profile
+
+PROFILE = ".tackroom/profile"
+"""A project's profile, relative to the directory that holds it."""
+
+State = Literal["trusted", "changed", "untrusted", "missing"]
+_MAX_ENTRIES = 20_000
+"""A project tree bigger than this is refused rather than hashed for minutes."""
+_MAX_BYTES = 64 * 1024 * 1024
+"""Nor is a file bigger than this (a link to /proc/kcore must not be read)."""
+
+
+@dataclass(frozen=True)
+class TrustRecord:
+    """The user's word about one directory: what it covered, and its hash then."""
+
+    path: Path
+    digest: str
+    covers: tuple[str, ...]
+    """Paths under ``path`` the hash covers (``.tackroom/profile`` and harness project config)."""
+    trusted_at: float
+
+
+@dataclass(frozen=True)
+class TrustState:
+    """Whether a directory is trusted now: never, yes, or once but it changed (or is gone) since."""
+
+    path: Path
+    state: State
+    record: TrustRecord | None = None
+
+    def covers(self, relative: str) -> bool:
+        """Trusted now, and the trust covers ``relative``."""
+        return self.state == "trusted" and self.record is not None and relative in self.record.covers
+
+    def why_not(self) -> str:
+        """Why this directory's parts are not used, and the fix, in words for the user."""
+        fix = f"review it and run `tackroom trust {self.path}`"
+        if self.state == "changed" and self.record is not None:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.record.trusted_at))
+            return f"{self.path} changed since you trusted it ({when}); {fix}"
+        if self.state == "trusted":
+            return f"your trust of {self.path} does not cover this; {fix} again"
+        return f"you have not trusted {self.path}; {fix}"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict for ``tackroom trust --list --json``."""
+        record = self.record
+        return {
+            "path": str(self.path),
+            "state": self.state,
+            "covers": list(record.covers) if record else [],
+            "digest": record.digest if record else None,
+            "trusted_at": record.trusted_at if record else None,
+        }
+
+
+def store_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where trust records are kept: ``$XDG_DATA_HOME/tackroom/trust``."""
+    from tackroom.harnesses import data_dir
+
+    return data_dir(environ) / "trust"
+
+
+def covered_paths(adapters: Iterable[Adapter]) -> tuple[str, ...]:
+    """``.tackroom/profile`` and every harness's project config that a trust flag would load."""
+    native = {p for a in adapters for p in a.effective.get("trust", {}).get("project", ())}
+    return (PROFILE, *sorted(native))
+
+
+def trust(
+    path: Path, *, environ: Mapping[str, str] | None = None, adapters: AdapterSet | None = None
+) -> TrustRecord:
+    """Trust the project at ``path`` (or the nearest parent, up to the repository root, that has one)."""
+    adapters = adapters if adapters is not None else _adapters(path)
+    covers = covered_paths(adapters.values())
+    directory = find_project(path, covers)
+    record = TrustRecord(directory, digest(directory, covers), covers, time.time())
+    _write(store_dir(environ), record)
+    return record
+
+
+def revoke(path: Path, *, environ: Mapping[str, str] | None = None) -> Path:
+    """Revoke the trust of ``path`` or the nearest parent that has one; return the directory.
+
+    ``path`` need not exist any more: a deleted project's record can be revoked.
+    """
+    start = Path(os.path.realpath(path))
+    for directory in (start, *start.parents):
+        record_file = _record_file(store_dir(environ), directory)
+        if record_file.is_file() or record_file.is_symlink():
+            record_file.unlink()
+            return directory
+    raise TrustError(f"{start} is not trusted (nor any directory above it); nothing to revoke")
+
+
+def listing(environ: Mapping[str, str] | None = None) -> list[TrustState]:
+    """Every trust record, each with its state now."""
+    store = store_dir(environ)
+    if not store.is_dir():
+        return []
+    states = [_state(record) for record in _records(store)]
+    return sorted(states, key=lambda s: str(s.path))
+
+
+def state_of(directory: Path, environ: Mapping[str, str] | None = None) -> TrustState:
+    """Whether ``directory`` (exactly) is trusted now."""
+    directory = Path(os.path.realpath(directory))
+    record = _read(_record_file(store_dir(environ), directory))
+    if record is None or record.path != directory:
+        return TrustState(directory, "untrusted")
+    return _state(record)
+
+
+def find_project(path: Path, covers: Sequence[str]) -> Path:
+    """``path``, or the nearest parent up to the repository root, holding something trust covers."""
+    start = _directory(path)
+    for directory in project_chain(start):
+        if any(os.path.lexists(directory / rel) for rel in covers):
+            return directory
+    listed = ", ".join(covers)
+    raise TrustError(f"nothing to trust in {start} or above it up to the repository root: no {listed}")
+
+
+def project_chain(workdir: Path) -> list[Path]:
+    """The directories whose project config a harness in ``workdir`` reads: up to the repository root."""
+    start = Path(os.path.realpath(workdir))
+    chain = []
+    for directory in (start, *start.parents):
+        chain.append(directory)
+        if (directory / ".git").exists():
+            return chain
+    return [start]
+
+
+def digest(directory: Path, covers: Sequence[str]) -> str:
+    """A hash of every entry under ``directory/<covered>``; a link counts as its target text, unfollowed."""
+    sha = hashlib.sha256()
+    for relative, kind, data in _entries(directory, covers):
+        sha.update(f"{len(relative)}:{relative}:{kind}:{len(data)}:".encode("utf-8", "surrogateescape"))
+        sha.update(data)
+    return sha.hexdigest()
+
+
+# -- what a run uses --------------------------------------------------------------------------
+
+
+def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> str | None:
+    """None when the adapter's trust flags may be given in ``workdir``; else why they are withheld."""
+    table: Mapping[str, Any] = adapter.effective.get("trust", {})
+    if not table.get("argv") and not table.get("env"):
+        return None
+    for directory in project_chain(workdir):
+        found = [rel for rel in table.get("project", ()) if os.path.lexists(directory / rel)]
+        if not found:
+            continue
+        state = state_of(directory, environ)
+        if all(state.covers(rel) for rel in found):
+            continue
+        flags = shlex.join([*table.get("argv", ()), *(f"{k}={v}" for k, v in table.get("env", {}).items())])
+        return (
+            f"{adapter.harness}: withheld {flags}: {directory} holds {', '.join(found)}, project config the "
+            f"harness would then load, and {state.why_not()}"
+        )
+    return None
+
+
+def default_profile(
+    project: Path,
+    *,
+    config: Path | None = None,
+    harnesses: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Profile:
+    """The global profile layered under the project's, whose hooks and MCP servers need trust.
+
+    Untrusted executable items are left out, each named in ``Profile.withheld``
+    with the reason and the fix; everything else of the project (rules, skills,
+    agents, commands) is used as it is.
+    """
+    from tackroom.adapters.resolve import config_dir
+    from tackroom.profile.load import load_profile, profile_dirs
+
+    config = config if config is not None else config_dir(environ)
+    names = list(harnesses) if harnesses is not None else None
+    dirs = profile_dirs(project, config)
+    layers: list[Profile] = []
+    problems: list[Problem] = []
+    for directory in dirs:
+        try:
+            layer = load_profile([directory], harnesses=names)
+        except ConfigError as exc:
+            problems += exc.problems
+            continue
+        if directory != config / "profile":
+            layer = _withhold(layer, directory, environ)
+        layers.append(layer)
+    if problems:
+        raise ConfigError(problems)
+    return _layer(layers, tuple(str(d) for d in dirs))
+
+
+def _withhold(layer: Profile, profile_dir: Path, environ: Mapping[str, str] | None) -> Profile:
+    if not layer.hooks and not layer.mcp:
+        return layer
+    state = state_of(profile_dir.parent.parent, environ)
+    if state.covers(PROFILE):
+        return layer
+    parts = [f"hook {h.name!r}" for h in layer.hooks] + [f"MCP server {s.name!r}" for s in layer.mcp]
+    note = (
+        f"skipped {', '.join(parts)} of the project profile {profile_dir}: a project's hooks and MCP servers "
+        f"run only after you trust it, and {state.why_not()}"
+    )
+    return replace(layer, hooks=(), mcp=(), withheld=(*layer.withheld, note))
+
+
+def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
+    """Later layers replace earlier items of the same kind and name (as ``load_profile`` layers dirs)."""
+    from tackroom.profile.model import Profile
+
+    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks")
+    merged: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
+    for layer in layers:
+        for kind in kinds:
+            merged[kind].update({item.name: item for item in getattr(layer, kind)})
+    picked = {kind: tuple(item for _, item in sorted(merged[kind].items())) for kind in kinds}
+    withheld = tuple(note for layer in layers for note in layer.withheld)
+    return Profile(**picked, sources=sources, withheld=withheld)
+
+
+# -- the store --------------------------------------------------------------------------------
+
+
+def _directory(path: Path) -> Path:
+    resolved = Path(os.path.realpath(path))
+    if not resolved.is_dir():
+        raise TrustError(f"{path} is not a directory")
+    return resolved
+
+
+def _adapters(path: Path) -> AdapterSet:
+    from tackroom.adapters.resolve import load_adapters
+
+    return load_adapters(project=_directory(path))
+
+
+def _record_file(store: Path, directory: Path) -> Path:
+    key = hashlib.sha256(str(directory).encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return store / f"{key}.json"
+
+
+def _write(store: Path, record: TrustRecord) -> None:
+    store.mkdir(parents=True, exist_ok=True)
+    target = _record_file(store, record.path)
+    data = {
+        "path": str(record.path),
+        "digest": record.digest,
+        "covers": list(record.covers),
+        "trusted_at": record.trusted_at,
+    }
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.replace(target)  # atomic: a reader sees the old record or the new, never half
+
+
+def _read(path: Path) -> TrustRecord | None:
+    """A record, or None for a missing or damaged file (a damaged record trusts nothing)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        record = TrustRecord(
+            Path(data["path"]),
+            str(data["digest"]),
+            tuple(str(c) for c in data["covers"]),
+            float(data["trusted_at"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(data["covers"], list) or not record.path.is_absolute():
+        return None
+    return record
+
+
+def _records(store: Path) -> Iterator[TrustRecord]:
+    for path in sorted(store.glob("*.json")):
+        record = _read(path)
+        if record is not None and path == _record_file(store, record.path):
+            yield record
+
+
+def _state(record: TrustRecord) -> TrustState:
+    if not record.path.is_dir():
+        return TrustState(record.path, "missing", record)
+    try:
+        now = digest(record.path, record.covers)
+    except TrustError:
+        return TrustState(record.path, "changed", record)
+    return TrustState(record.path, "trusted" if now == record.digest else "changed", record)
+
+
+def _entries(directory: Path, covers: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
+    count = 0
+    for relative in sorted(set(covers)):
+        for path in _walk(directory / relative):
+            count += 1
+            if count > _MAX_ENTRIES:
+                raise TrustError(f"{directory} holds more than {_MAX_ENTRIES} files to trust; refusing")
+            name = str(path.relative_to(directory))
+            yield name, *_content(path)
+
+
+def _walk(path: Path) -> Iterator[Path]:
+    """``path`` and everything below it in name order, however deep.
+
+    Links are followed (what a link points at is what the harness reads, so a
+    change there must revoke the trust too), each real directory once, so a
+    link cycle ends.
+    """
+    stack = [path] if os.path.lexists(path) else []
+    seen: set[str] = set()
+    while stack:
+        current = stack.pop()
+        yield current
+        real = os.path.realpath(current)
+        if real in seen or not current.is_dir():
+            continue
+        seen.add(real)
+        try:
+            children = sorted(current.iterdir(), reverse=True)
+        except OSError:
+            continue
+        stack.extend(children)
+
+
+def _content(path: Path) -> tuple[str, bytes]:
+    """What an entry is and holds; a link is its target text and then what it points at."""
+    try:
+        if path.is_symlink():
+            target = str(path.readlink()).encode("utf-8", "surrogateescape")
+            kind, data = _content(Path(os.path.realpath(path))) if path.exists() else ("dangling", b"")
+            return f"link:{kind}", target + b"\0" + data
+        if path.is_dir():
+            return "dir", b""
+        if path.is_file():
+            size = path.stat().st_size
+            if size > _MAX_BYTES:
+                raise TrustError(f"{path} is {size} bytes, too big to trust (at most {_MAX_BYTES})")
+            return "file", path.read_bytes()
+    except OSError as exc:
+        return "unreadable", str(exc).encode("utf-8", "surrogateescape")
+    return "other", b""
