@@ -123,6 +123,7 @@ class ClaudeCode(Family):
     name = "claude-code"
     engines_module = "tackroom.families.claude_code.engines"
     stream = "claude stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
 

@@ -230,6 +230,7 @@ class Codex(Family):
     name = "codex"
     engines_module = "tackroom.families.codex.engines"
     stream = "codex exec --json"
+    terminal = 'its "turn.completed" or "turn.failed" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write", "reasoning"})
 

@@ -203,6 +203,7 @@ class Copilot(Family):
     name = "copilot"
     engines_module = "tackroom.families.copilot.engines"
     stream = "copilot --output-format json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})
 

@@ -182,6 +182,7 @@ class Gemini(Family):
     name = "gemini"
     engines_module = "tackroom.families.gemini.engines"
     stream = "gemini stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 

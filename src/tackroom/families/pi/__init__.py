@@ -194,6 +194,7 @@ class Pi(Family):
     name = "pi"
     engines_module = "tackroom.families.pi.engines"
     stream = "pi --mode json"
+    terminal = 'a terminal "agent_end" (or a failure nothing retried)'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 

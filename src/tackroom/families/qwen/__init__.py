@@ -80,6 +80,7 @@ class Qwen(Family):
 
     name = "qwen"
     stream = "qwen stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 
