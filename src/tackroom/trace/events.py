@@ -56,11 +56,13 @@ class Usage:
     """The figures that were reported in part or contradicted themselves; their value is ``None``."""
 
     def __post_init__(self) -> None:
+        negative = [name for name in FIGURES if (getattr(self, name) or 0) < 0]
+        if not negative and not self.unknown:
+            return  # the common case, once per usage line of a stream: nothing to normalise
         strange = set(self.unknown) - set(FIGURES)
         if strange:
             raise ValueError(f"not usage figures: {sorted(strange)}")
-        negative = {name for name in FIGURES if (getattr(self, name) or 0) < 0}
-        unknown = frozenset(self.unknown) | negative
+        unknown = frozenset(self.unknown).union(negative)
         object.__setattr__(self, "unknown", unknown)
         for name in unknown:
             object.__setattr__(self, name, None)
@@ -100,6 +102,17 @@ class Usage:
         return {name: self.state(name) for name in FIGURES}
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    # fields() filters out ClassVars on every call: once per event type is enough.
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(item.name for item in fields(cls))
+    return names
+
+
 @dataclass(frozen=True)
 class Event:
     """Base of every event: its kind and the raw line it came from."""
@@ -109,9 +122,9 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.kind}
-        for item in fields(self):
-            value = getattr(self, item.name)
-            data[item.name] = value.to_json() if isinstance(value, Usage) else value
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            data[name] = value.to_json() if isinstance(value, Usage) else value
         return data
 
 
