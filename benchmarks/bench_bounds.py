@@ -128,16 +128,20 @@ def main() -> None:
         if flood[1] is not None
         else f"not ended; killed at {flood[0]:.0f} s"
     )
+    mb = args.stream_mb
     body = "\n".join(
         [
             f"## Hostile output ({machine()}, {time.strftime('%Y-%m-%d')})",
             "",
-            "| scenario | figure |",
-            "|---|---|",
-            f"| flooding harness (`yes`), `--timeout 3`: CLI ended after | {ended} |",
-            f"| {args.stream_mb} MB stream-json: peak RSS | {stream[2] / 1024:.0f} MiB |",
-            f"| {args.stream_mb} MB stream-json: run directory | {disk / 2**20:.0f} MiB |",
-            f"| {args.stream_mb} MB stream-json: CLI wall time | {stream[0]:.1f} s (exit {stream[1]}) |",
+            "| scenario | before issue 7 (9db982f) | now |",
+            "|---|---|---|",
+            f"| `yes`-like flood, `--timeout 3`: CLI ended after | not ended; killed at 30 s | {ended} |",
+            f"| {mb} MB stream-json: peak RSS | 273 MiB | {stream[2] / 1024:.0f} MiB |",
+            f"| {mb} MB stream-json: run directory | 277 MiB | {disk / 2**20:.0f} MiB |",
+            f"| {mb} MB stream-json: CLI wall time | 5.8 s (exit 0) | {stream[0]:.1f} s (exit {stream[1]}) |",
+            "",
+            "The stream has no final `result` line, so the run now fails (exit 1) as incomplete;",
+            "before, it reported `ok: true`.",
         ]
     )
     write_section("bounds", body)

@@ -5,7 +5,7 @@ It is run as a real subprocess, never patched in. Each option scripts one
 behaviour of a real coding-agent CLI (a recorded stream, a hang, a leftover
 MCP server, a process that ignores SIGTERM, a flood, bytes that are not
 UTF-8), in this order: signals, pid announcement, environment, stdin, file,
-stderr, replay, emitted bytes, big output, flood, child processes, hang, exit.
+stderr, flood, replay, emitted bytes, big output, child processes, hang, exit.
 
 With ``--announce``, pids go to stderr as ``pid <n>`` (the leader, which also
 names the process group) and ``child <n>`` (each forked child), so a test can
@@ -166,6 +166,8 @@ def _print_outputs(args: argparse.Namespace) -> None:
         Path(args.write_file[0]).write_text(args.write_file[1])
     if args.stderr is not None:
         print(args.stderr, file=sys.stderr, flush=True)
+    if args.flood is not None:
+        _flood(args.flood.encode() + b"\n", args.flood_bytes, args.lifetime)
     if args.replay is not None:
         _replay(args)
     for text in args.emit:
@@ -174,8 +176,6 @@ def _print_outputs(args: argparse.Namespace) -> None:
     if args.big_output:
         sys.stdout.buffer.write(big_output(args.big_output))
         sys.stdout.flush()
-    if args.flood is not None:
-        _flood(args.flood.encode() + b"\n", args.flood_bytes, args.lifetime)
 
 
 def _replay(args: argparse.Namespace) -> None:
