@@ -59,7 +59,12 @@ class StreamParser:
     """Parses one run's stdout, line by line, into events."""
 
     def feed(self, line: str) -> list[Event]:
-        """Events for one stdout line (a line that is not the harness's structure yields none)."""
+        """Events for one stdout line (a line that is not the harness's structure yields none).
+
+        Any line may arrive: a parser takes it without raising. Decorate with
+        :func:`tolerant` when it uses :func:`json_line`, so a line too deep to
+        use becomes an error event.
+        """
         return []
 
     def close(self, exit_code: int | None) -> list[Event]:

@@ -160,6 +160,7 @@ async def run_process(
         tasks.append(asyncio.create_task(_feed(pipes, stdin)))
     timed_out, signalled, leftovers = False, None, 0
     escaped: tuple[Escaped, ...] = ()
+    unswept = marker  # escapes still to look for, if this is cut short
     try:
         timed_out = not await _wait_leader(proc, pumps, timeout_s)
         if timed_out:
@@ -169,9 +170,10 @@ async def run_process(
         if marker is not None:
             # Before the drain: an escaped process may be what holds the pipes open.
             escaped = await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
+            unswept = None
         await _drain(pumps)
     finally:
-        await _settle(proc, pgid, tasks, pipes, grace_s, marker)
+        await _settle(proc, pgid, tasks, pipes, grace_s, unswept)
     return ProcessResult(
         exit_code=proc.returncode,
         timed_out=timed_out,
