@@ -21,10 +21,29 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tackroom.errors import StreamLineError
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
 
 if TYPE_CHECKING:
     from tackroom.profile.engines.base import Engine
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_TEXT",
+    "Family",
+    "Lines",
+    "PlainTextParser",
+    "StreamLineError",
+    "StreamParser",
+    "clean",
+    "fresh_input",
+    "int_or_none",
+    "json_line",
+    "obj",
+    "seq",
+    "str_or_none",
+    "tolerant",
+]
 
 
 P = TypeVar("P", bound="StreamParser")
@@ -36,10 +55,6 @@ MAX_TEXT = 8 * 1024 * 1024
 
 # A \uD800-\uDFFF escape: the half of a pair, or a lone surrogate that no encoder takes.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-
-
-class StreamLineError(ValueError):
-    """A line that looks like the harness's structure but cannot be used (it becomes an error event)."""
 
 
 def tolerant(feed: Callable[[P, str], list[Event]]) -> Callable[[P, str], list[Event]]:
