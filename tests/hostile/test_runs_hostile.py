@@ -282,7 +282,9 @@ def test_a_failing_on_event_callback_does_not_lose_the_run(
     assert_none_running(pids)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT], ids=lambda s: s.name
+)
 def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
     sig: signal.Signals, config_dir: Path, tmp_path: Path, pids: Path
 ) -> None:
@@ -321,6 +323,31 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
     [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
     saved = json.loads((run_dir / "result.json").read_text())
     assert saved["ok"] is False and "stopped" in saved["error"]
+
+
+def test_a_reader_that_goes_away_does_not_crash_the_cli(config_dir: Path, tmp_path: Path, pids: Path) -> None:
+    """``tackroom run --events | head -1``: stdout closes mid-run; the run still ends well, quietly."""
+    fake_adapter(
+        config_dir, "--announce", "--pid-file", str(pids), "--replay", str(RECORDED), "--line-delay", "0.1"
+    )
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "tackroom", "run", "fake", "p", "--events", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    assert cli.stdout is not None and cli.stderr is not None
+    with cli:
+        first = cli.stdout.readline()
+        cli.stdout.close()
+        stderr = cli.stderr.read()
+        cli.wait(timeout=60)
+
+    assert json.loads(first)["type"] == "session_started"
+    assert cli.returncode == 0 and b"Traceback" not in stderr and b"Exception ignored" not in stderr, stderr
+    [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
+    assert json.loads((run_dir / "result.json").read_text())["ok"] is True
+    assert_none_running(pids)
 
 
 def test_cancelling_arun_stops_everything_and_leaves_a_result(

@@ -1,7 +1,7 @@
 """``tackroom run``: run a harness headless and show its normalized events.
 
-A signal to tackroom (SIGTERM, SIGHUP; SIGINT is Ctrl-C) stops the run as a
-timeout would: the harness's group and any process that escaped it are
+A signal to tackroom (SIGTERM, SIGHUP, SIGQUIT; SIGINT is Ctrl-C) stops the
+run as a timeout would: the harness's group and any process that escaped it are
 stopped, ``result.json`` says the run was stopped, and tackroom exits
 128 + the signal's number.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Coroutine
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from tackroom.run.result import Result
 
 # Ctrl-C is asyncio.run's own (it cancels the run and raises KeyboardInterrupt: exit 130).
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def run_command(
@@ -88,17 +89,28 @@ def run_command(
         err = console(stderr=True)
         for drop in result.dropped:
             err.print(f"[yellow]{escape(safe(drop))}[/]", highlight=False)
-    if as_json:
-        write_json(result.to_json(), indent=2)
-    elif events:
-        jsonl_result(result)
-    elif live:
-        live.summary(result)
+    try:
+        if as_json:
+            write_json(result.to_json(), indent=2)
+        elif events:
+            jsonl_result(result)
+        elif live:
+            live.summary(result)
+    except BrokenPipeError:
+        # Whoever read stdout went away (`| head`); the run and its result.json are complete.
+        _quiet_stdout()
     raise typer.Exit(_exit_code(result))
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _until_signal(run: Coroutine[Any, Any, Result]) -> Result:
-    """Run to the end, or until SIGTERM or SIGHUP: then cancel the run (which cleans up) and exit 128+N."""
+    """Run to the end, or until a stop signal: then cancel the run (which cleans up) and exit 128+N."""
     received: list[int] = []
 
     async def main() -> Result:
