@@ -98,14 +98,16 @@ async def execute(
                 escape_marker=f"{MARKER}={marker}",
             )
         except BaseException as exc:
-            save(_stopped(adapter, argv, run_dir, time.monotonic() - started, events, exc))
+            with contextlib.suppress(OSError):  # a full disk must not hide why the run stopped
+                save(_stopped(adapter, argv, run_dir, time.monotonic() - started, events, exc))
             raise
         stderr = done.stderr_tail.decode("utf-8", errors="replace")
         _write_text(run_dir / "stderr.log", stderr)
         boundary.close(done.exit_code)
         boundary.after_exit(env, events.kept())
         boundary.stderr(stderr)
-        truncated = _truncated(done, stdout_log, events)
+    # After the files are closed: closing writes their tails, and may fail.
+    truncated = _truncated(done, stdout_log, events)
     return _fold(adapter, argv, run_dir, timeout_s, done, stderr, events, family, truncated)
 
 
