@@ -69,10 +69,11 @@ def test_a_reply_is_text_received_tokens_and_a_good_finish() -> None:
     assert (summary.final_text, summary.usage, summary.model_failed) == ("counted", Usage(output=54), False)
 
 
-def test_a_rounded_received_figure_is_not_reported() -> None:
+def test_a_rounded_received_figure_is_unknown() -> None:
     events = run("long", "", "Tokens: 12k sent, 1.5k received. Cost: $0.01 message, $0.01 session.")
-    assert usages(events, "turn") == []
-    assert not summarize(events).usage.reported
+    rounded = Usage(unknown=frozenset({"output"}))
+    assert usages(events, "turn") == [rounded]
+    assert summarize(events).usage == rounded and summarize(events).usage.to_json()["output"] == "unknown"
 
 
 def test_cache_and_cost_parts_do_not_hide_the_received_figure() -> None:
@@ -82,9 +83,20 @@ def test_cache_and_cost_parts_do_not_hide_the_received_figure() -> None:
 
 def test_the_total_of_several_calls_is_unknown_when_any_part_was_rounded() -> None:
     events = run("a", "", "Tokens: 10 sent, 5 received.", "b", "", "Tokens: 10 sent, 1.1k received.")
-    assert usages(events, "turn") == [Usage(output=5)]
-    assert usages(events, "total") == [Usage()]
-    assert not summarize(events).usage.reported
+    assert usages(events, "turn") == [Usage(output=5), Usage(unknown=frozenset({"output"}))]
+    assert usages(events, "total") == [Usage(unknown=frozenset({"output"}))]
+    assert summarize(events).usage.to_json()["output"] == "unknown"
+
+
+def test_a_flood_is_parsed_bounded_and_its_total_is_unknown() -> None:
+    body = [f"line {n}" for n in range(300_000)]
+    events = run(
+        "first", "", "Tokens: 10 sent, 5 received.", *body, "last", "", "Tokens: 10 sent, 6 received."
+    )
+    notes = [e.message for e in of(events, ErrorEvent) if not e.fatal]
+    assert len(notes) == 1 and "were not parsed" in notes[0]
+    assert usages(events, "total") == [Usage(unknown=frozenset({"output"}))]
+    assert summarize(events).final_text is not None and summarize(events).final_text.endswith("last")
 
 
 def test_the_total_of_exact_calls_is_their_sum_and_the_last_reply_is_final() -> None:

@@ -56,12 +56,18 @@ def test_cached_tokens_are_taken_out_of_the_input_count() -> None:
 
 @pytest.mark.parametrize(
     ("prompt", "cached", "fresh"),
-    [(321, 21, 300), (21, 21, 0), (321, None, 321), (None, 21, None), (20, 21, None)],
+    [(321, 21, 300), (21, 21, 0), (321, None, 321), (None, 21, None), (20, 21, -1)],
 )
-def test_fresh_input_never_goes_negative_or_invents(
+def test_fresh_input_subtracts_only_what_is_known(
     prompt: int | None, cached: int | None, fresh: int | None
 ) -> None:
     assert fresh_input(prompt, cached) == fresh
+
+
+def test_a_prompt_smaller_than_its_cached_part_is_unknown_input() -> None:
+    usage = codex_usage({"input_tokens": 20, "cached_input_tokens": 21, "output_tokens": 5})
+    assert usage.input is None and usage.to_json()["input"] == "unknown"
+    assert usage.output == 5 and usage.cache_read == 21
 
 
 def test_missing_or_malformed_usage_figures_stay_unreported() -> None:

@@ -126,6 +126,31 @@ def test_usage_records_use_tackrooms_convention() -> None:
     assert record_usage(None) == Usage()
 
 
+def test_a_prompt_smaller_than_its_cached_part_is_unknown_never_negative() -> None:
+    usage = record_usage({"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 40})
+    assert usage.input is None and usage.to_json()["input"] == "unknown"
+    assert (usage.output, usage.cache_read) == (5, 40)
+
+
+def test_a_session_id_that_would_leave_the_state_dir_is_not_followed(tmp_path: Path) -> None:
+    root = stage(tmp_path, "usage")
+    outside = tmp_path / "elsewhere" / "events.jsonl"
+    outside.parent.mkdir()
+    shutil.copy(GOLDEN / "copilot-usage" / "session-events.jsonl", outside)
+    started = (SessionStarted(session_id="../../elsewhere"),)
+    events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, started)
+    assert not [e for e in events if isinstance(e, UsageReport)]
+    assert [e.fatal for e in events if isinstance(e, ErrorEvent)] == [False]
+
+
+def test_a_bad_byte_in_the_session_log_is_replaced_not_fatal(tmp_path: Path) -> None:
+    root = stage(tmp_path, "usage")
+    [log] = (root / "session-state").glob("*/events.jsonl")
+    log.write_bytes(b"\xff\xfe garbage\n" + log.read_bytes() + b'\n{"type": "x", "data": "\xc3"}\n')
+    events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ())
+    assert [e.usage for e in events if isinstance(e, UsageReport)] == [Usage(300, 54, 21, None, 3)]
+
+
 def test_the_recorded_session_log_gives_the_mocks_figures_exactly(tmp_path: Path) -> None:
     root = stage(tmp_path, "usage")
     events = FAMILY.after_exit(tmp_path, {"COPILOT_HOME": str(root)}, ())

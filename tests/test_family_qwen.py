@@ -40,6 +40,12 @@ def test_usage_counts_the_prompt_with_its_cached_tokens_so_input_is_the_differen
     assert qwen_usage(wire) == Usage(input=300, output=54, cache_read=21)
 
 
+def test_a_prompt_smaller_than_its_cached_part_is_unknown_never_negative() -> None:
+    usage = qwen_usage({"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 40})
+    assert usage.input is None and usage.to_json()["input"] == "unknown"
+    assert (usage.output, usage.cache_read) == (5, 40)
+
+
 def test_without_a_cache_figure_the_prompt_is_all_input_and_cache_stays_unreported() -> None:
     assert qwen_usage({"input_tokens": 50, "output_tokens": 5}) == Usage(input=50, output=5)
     assert qwen_usage("n/a") == Usage()

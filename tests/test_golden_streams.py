@@ -18,7 +18,7 @@ import pytest
 
 from tackroom.families import get_family
 from tackroom.run.result import summarize
-from tackroom.trace.events import Event
+from tackroom.trace.events import Event, Finished
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/*/stream.jsonl"))
@@ -45,6 +45,7 @@ def parse_case(case: Path) -> dict[str, Any]:
             "usage": summary.usage.to_json(),
             "model_failed": summary.model_failed,
             "error": summary.error,
+            "finished": summary.finished,
         },
     }
 
@@ -57,6 +58,23 @@ def test_golden_stream(case: Path, update_golden: bool) -> None:
         expected_file.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert expected_file.exists(), f"{case}: no expected.json; run pytest --update-golden and review it"
     assert actual == json.loads(expected_file.read_text(encoding="utf-8"))
+
+
+SUCCESSES = [c for c in CASES if get_family(c.parent.name).terminal and not c.name.endswith("-error")]
+
+
+@pytest.mark.parametrize("case", SUCCESSES, ids=[f"{c.parent.name}/{c.name}" for c in SUCCESSES])
+def test_a_stream_cut_before_its_terminal_line_is_not_finished(case: Path) -> None:
+    """A family whose stream has a terminal line makes Finished from it, and only from it."""
+    family = get_family(case.parent.name)
+    lines = (case / "stream.jsonl").read_text(encoding="utf-8").splitlines()
+    parser = family.parser()
+    events = [event for line in lines for event in parser.feed(line)] + parser.close(0)
+    terminal = {e.raw for e in events if isinstance(e, Finished)}
+    assert terminal and all(terminal), f"{case}: Finished must come from {family.terminal}"
+    parser = family.parser()
+    cut = [event for line in lines if line not in terminal for event in parser.feed(line)] + parser.close(0)
+    assert not summarize(cut).finished
 
 
 def test_every_verified_family_has_golden_streams() -> None:

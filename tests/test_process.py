@@ -268,6 +268,166 @@ def test_a_process_outside_the_group_cannot_hang_the_drain(
     assert not group_alive(rec.leader)
 
 
+# --- escapes: descendants that left the group ----------------------------------------------
+
+
+MARKER = "TACKROOM_TEST_MARKER=run-1"
+
+
+@pytest.mark.parametrize("how", ["exit", "timeout"])
+def test_an_escaped_child_is_found_by_its_marker_stopped_and_reported(
+    how: str, tmp_path: Path, env: dict[str, str], rec: Recorder
+) -> None:
+    argv = fake("--announce", "--escape-child", *(["--hang"] if how == "timeout" else []))
+    result = run(
+        argv, tmp_path, env, rec, timeout_s=TIMEOUT if how == "timeout" else 10.0, escape_marker=MARKER
+    )
+
+    [escaped] = rec.children
+    assert [e.pid for e in result.escaped] == [escaped]
+    assert "fake_harness" in result.escaped[0].command
+    assert result.escaped[0].to_json() == {"pid": escaped, "command": result.escaped[0].command}
+    assert result.timed_out is (how == "timeout")
+    assert result.leftover_killed == 0  # not in the group: an escape, reported as such
+    # Stopped before the drain, so the pipes it held close at once.
+    assert result.duration_s < (TIMEOUT if how == "timeout" else 0) + GRACE + SLACK
+    assert_all_gone(rec)
+
+
+def test_an_escaped_child_that_ignores_sigterm_is_killed(
+    tmp_path: Path, env: dict[str, str], rec: Recorder
+) -> None:
+    script = tmp_path / "escape.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid(); signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "    os.write(2, f'child {os.getpid()}\\n'.encode()); time.sleep(30); os._exit(0)\n"
+        "time.sleep(0.3); os.write(2, f'pid {os.getpid()}\\n'.encode())\n"
+    )
+    result = run([sys.executable, str(script)], tmp_path, env, rec, escape_marker=MARKER)
+
+    assert [e.pid for e in result.escaped] == rec.children
+    assert all(pid_gone(pid) for pid in rec.children)
+
+
+def test_the_marker_is_in_the_childs_environment_and_other_values_are_left_alone(
+    tmp_path: Path, env: dict[str, str], rec: Recorder
+) -> None:
+    bystander = run_process_sync(
+        fake("--announce", "--escape-child", "--lifetime", "20"),
+        env={**env, "TACKROOM_TEST_MARKER": "run-2"},
+        cwd=tmp_path,
+        timeout_s=10,
+        on_stderr_line=rec.on_err,
+    )
+    result = run(fake("--print-env", "TACKROOM_TEST_MARKER"), tmp_path, env, rec, escape_marker=MARKER)
+
+    assert rec.out == ["TACKROOM_TEST_MARKER=run-1"]
+    assert result.escaped == () and bystander.escaped == ()
+    assert not pid_gone(rec.children[0]), "another run's marker is not this run's"
+
+
+def test_cancelling_stops_escaped_children_too(tmp_path: Path, env: dict[str, str], rec: Recorder) -> None:
+    async def scenario() -> None:
+        started = asyncio.Event()
+
+        def on_err(line: str) -> None:
+            rec.on_err(line)
+            if rec.children:
+                started.set()
+
+        argv = fake("--announce", "--escape-child", "--hang")
+        task = asyncio.create_task(
+            run_process(
+                argv,
+                env=env,
+                cwd=tmp_path,
+                timeout_s=20,
+                grace_s=GRACE,
+                on_stderr_line=on_err,
+                escape_marker=MARKER,
+            )
+        )
+        await asyncio.wait_for(started.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+
+    assert_all_gone(rec)
+
+
+@pytest.mark.parametrize("marker", ["", "NAME", "=value", "NAME=", "A=b\0c"])
+def test_a_malformed_marker_is_refused(marker: str, tmp_path: Path, env: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="escape_marker"):
+        run_process_sync(fake(), env=env, cwd=tmp_path, timeout_s=5, escape_marker=marker)
+
+
+# --- floods ------------------------------------------------------------------------------------
+
+
+def parse_like(line: str) -> None:
+    """A callback with a parser's cost per line: slower than a flood, so the pipe never runs dry."""
+    json.loads(json.dumps({"line": [line] * 20}))
+
+
+def test_a_flooding_harness_cannot_outlast_its_timeout(
+    tmp_path: Path, env: dict[str, str], rec: Recorder
+) -> None:
+    lines = 0
+
+    def count(line: str) -> None:
+        nonlocal lines
+        lines += 1
+        parse_like(line)
+
+    started = time.monotonic()
+    result = run_process_sync(
+        fake("--flood", "y", "--lifetime", "25"),
+        env=env,
+        cwd=tmp_path,
+        timeout_s=TIMEOUT,
+        grace_s=GRACE,
+        on_stdout_line=count,
+        output_cap=1024,
+    )
+
+    assert result.timed_out and result.signalled == "SIGTERM"
+    assert time.monotonic() - started < TIMEOUT + SLACK
+    assert lines > 1000 and result.stdout_size >= 2 * lines
+    assert result.stdout_truncated and len(result.stdout_tail) == 1024
+
+
+def test_a_flood_cannot_delay_a_cancellation(tmp_path: Path, env: dict[str, str]) -> None:
+    async def scenario() -> None:
+        task = asyncio.create_task(
+            run_process(
+                fake("--flood", "y", "--lifetime", "25"),
+                env=env,
+                cwd=tmp_path,
+                timeout_s=20,
+                grace_s=GRACE,
+                on_stdout_line=parse_like,
+            )
+        )
+        await asyncio.sleep(0.5)  # a reader that never yields would hold this up until the flood ends
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    started = time.monotonic()
+    asyncio.run(scenario())
+    assert time.monotonic() - started < 0.5 + GRACE + SLACK
+
+
+def test_output_sizes_count_every_byte(tmp_path: Path, env: dict[str, str], rec: Recorder) -> None:
+    result = run(fake("--big-output", "5000", "--stderr", "abc"), tmp_path, env, rec, output_cap=100)
+
+    assert (result.stdout_size, result.stderr_size) == (5000, 4)
+
+
 # --- stdin, environment, output -----------------------------------------------------------
 
 
@@ -435,8 +595,15 @@ def test_missing_working_directory_raises_run_error_naming_it(tmp_path: Path, en
 
 @pytest.mark.parametrize(
     "kw",
-    [{"argv": []}, {"argv": "echo hi"}, {"timeout_s": 0}, {"grace_s": -1}, {"output_cap": 0}],
-    ids=["empty-argv", "shell-string", "timeout", "grace", "cap"],
+    [
+        {"argv": []},
+        {"argv": "echo hi"},
+        {"timeout_s": 0},
+        {"timeout_s": float("nan")},
+        {"grace_s": -1},
+        {"output_cap": 0},
+    ],
+    ids=["empty-argv", "shell-string", "timeout", "timeout-nan", "grace", "cap"],
 )
 def test_arguments_are_checked(kw: dict[str, Any], tmp_path: Path, env: dict[str, str]) -> None:
     args: dict[str, Any] = {"argv": fake(), "env": env, "cwd": tmp_path, "timeout_s": 5, **kw}

@@ -18,28 +18,11 @@ from pathlib import Path
 import pytest
 
 from clikit import run_cli
-from tackroom.adapters.resolve import Adapter, load_adapters
+from runkit import RECORDED, fake_adapter
+from tackroom.adapters.resolve import load_adapters
 from tackroom.errors import HarnessNotFoundError
 from tackroom.mock import Script
 from tackroom.run.runner import run
-
-FAKE = Path(__file__).parent / "fakes" / "fake_harness.py"
-RECORDED = Path(__file__).parent / "golden" / "claude-code" / "claude-code-text" / "stream.jsonl"
-SLOTS = (
-    '"{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}", '
-    '"{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}", '
-    '"{{opt.reasoning_effort}}", "{{opt.resume}}"'
-)
-
-
-def fake_adapter(config_dir: Path, *args: str, name: str = "fake") -> Adapter:
-    argv = ", ".join(json.dumps(a) for a in args)
-    table = (
-        f'[adapter.{name}]\nextends = "claude-code"\nexecutable = "{FAKE}"\n'
-        f'one_shot = [{argv}{", " if argv else ""}"--prompt", "{{{{prompt}}}}", {SLOTS}]\n'
-    )
-    (config_dir / "adapters.d" / f"{name}.toml").write_text(table, encoding="utf-8")
-    return load_adapters(config=config_dir)[name]
 
 
 def test_replayed_stream_becomes_a_result(config_dir: Path, tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ _EXPORTS = {
     "HarnessVersionError": "tackroom.errors",
     "MockScriptError": "tackroom.errors",
     "RunError": "tackroom.errors",
+    "StreamLineError": "tackroom.errors",
 }
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "RunError",
     "Script",
     "SessionStarted",
+    "StreamLineError",
     "TackroomError",
     "TemplateError",
     "ToolCall",
@@ -111,6 +113,7 @@ if TYPE_CHECKING:
         OptionError,
         ProfileError,
         RunError,
+        StreamLineError,
         TackroomError,
         TemplateError,
         TrustError,

@@ -20,7 +20,8 @@ else is a bug and gets a traceback.
      ├── HarnessNotFoundError   the executable is not installed and not on PATH
      ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      ├── MockScriptError        a mock model script that does not parse
-     └── RunError               a run that could not be started or followed
+     ├── RunError               a run that could not be started or followed
+     └── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
 """
 
 from __future__ import annotations
@@ -135,3 +136,11 @@ class MockScriptError(TackroomError):
 
 class RunError(TackroomError):
     """A run could not be started or followed."""
+
+
+class StreamLineError(TackroomError, ValueError):
+    """A line of harness output that looks like its structure but cannot be used (e.g. nested too deep).
+
+    Family code raises it (through ``json_line``); the run turns it into a
+    non-fatal error event that keeps the line, so it never reaches a caller.
+    """

@@ -3,13 +3,14 @@
 
 It is run as a real subprocess, never patched in. Each option scripts one
 behaviour of a real coding-agent CLI (a recorded stream, a hang, a leftover
-MCP server, a process that ignores SIGTERM), in this order: signals, pid
-announcement, environment, stdin, file, stderr, replay, big output, child
-processes, hang, exit.
+MCP server, a process that ignores SIGTERM, a flood, bytes that are not
+UTF-8), in this order: signals, pid announcement, environment, stdin, file,
+stderr, flood, replay, emitted bytes, big output, child processes, hang, exit.
 
 With ``--announce``, pids go to stderr as ``pid <n>`` (the leader, which also
 names the process group) and ``child <n>`` (each forked child), so a test can
-check afterwards that every one of them is gone.
+check afterwards that every one of them is gone; ``--pid-file`` appends the
+same lines to a file, for a test that cannot read the fake's stderr live.
 
 Every process that would sleep "forever" gives up after ``--lifetime``
 seconds, so a broken process layer cannot leave these fakes running for long.
@@ -18,6 +19,7 @@ seconds, so a broken process layer cannot leave these fakes running for long.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import signal
@@ -30,6 +32,24 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fake_harness", description=__doc__.splitlines()[0])
     p.add_argument("--replay", type=Path, help="print this recorded stream to stdout, line by line")
     p.add_argument("--line-delay", type=float, default=0.0, help="seconds to sleep after each replayed line")
+    p.add_argument(
+        "--substitute",
+        metavar="OLD",
+        help="in replayed lines, replace OLD with the --prompt value (escaped as in a JSON string)",
+    )
+    p.add_argument(
+        "--emit",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help=r"print TEXT as a stdout line, backslash escapes decoded to bytes (\xff: not UTF-8)",
+    )
+    p.add_argument(
+        "--flood",
+        metavar="LINE",
+        help="print LINE over and over as fast as the pipe takes it (like `yes`), up to --lifetime",
+    )
+    p.add_argument("--flood-bytes", type=int, default=0, metavar="N", help="stop the flood after N bytes")
     p.add_argument("--stderr", help="print this text (and a newline) to stderr")
     p.add_argument("--exit-code", type=int, default=0)
     p.add_argument("--hang", action="store_true", help="sleep (up to --lifetime) after all output")
@@ -58,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         "--write-file", nargs=2, metavar=("PATH", "TEXT"), help="write TEXT to PATH (cwd-relative)"
     )
     p.add_argument("--announce", action="store_true", help="print pids to stderr")
+    p.add_argument("--pid-file", type=Path, metavar="PATH", help="append the announced pid lines to PATH")
     p.add_argument("--prompt", help="accepted and ignored, as a real harness would take its prompt")
     p.add_argument("--lifetime", type=float, default=60.0, help="upper bound on any sleep 'forever'")
     return p
@@ -69,9 +90,12 @@ def big_output(size: int) -> bytes:
     return lines[:size]
 
 
-def _say(text: str) -> None:
+def _say(text: str, pid_file: Path | None = None) -> None:
     # os.write, not print: nothing may sit in a buffer that a fork would duplicate.
     os.write(2, f"{text}\n".encode())
+    if pid_file is not None:
+        with pid_file.open("a") as out:
+            out.write(f"{text}\n")
 
 
 def _exec_environ() -> dict[str, str]:
@@ -121,7 +145,7 @@ def _spawn(args: argparse.Namespace) -> None:
     for ignore_sigterm, new_session in plans:
         pid = _fork_sleeper(ignore_sigterm=ignore_sigterm, new_session=new_session, lifetime=args.lifetime)
         if args.announce:
-            _say(f"child {pid}")
+            _say(f"child {pid}", args.pid_file)
 
 
 def _print_inputs(args: argparse.Namespace) -> None:
@@ -142,14 +166,35 @@ def _print_outputs(args: argparse.Namespace) -> None:
         Path(args.write_file[0]).write_text(args.write_file[1])
     if args.stderr is not None:
         print(args.stderr, file=sys.stderr, flush=True)
+    if args.flood is not None:
+        _flood(args.flood.encode() + b"\n", args.flood_bytes, args.lifetime)
     if args.replay is not None:
-        for line in args.replay.read_bytes().splitlines(keepends=True):
-            sys.stdout.buffer.write(line)
-            sys.stdout.flush()
-            time.sleep(args.line_delay)
+        _replay(args)
+    for text in args.emit:
+        sys.stdout.buffer.write(codecs.escape_decode(text.encode())[0] + b"\n")
+        sys.stdout.flush()
     if args.big_output:
         sys.stdout.buffer.write(big_output(args.big_output))
         sys.stdout.flush()
+
+
+def _replay(args: argparse.Namespace) -> None:
+    old = args.substitute.encode() if args.substitute else None
+    new = json.dumps(args.prompt or "")[1:-1].encode()
+    for line in args.replay.read_bytes().splitlines(keepends=True):
+        sys.stdout.buffer.write(line.replace(old, new) if old else line)
+        sys.stdout.flush()
+        time.sleep(args.line_delay)
+
+
+def _flood(line: bytes, limit: int, lifetime: float) -> None:
+    """Write ``line`` in 64 KiB blocks until ``limit`` bytes (0: no limit) or ``lifetime`` seconds."""
+    block = line * max(1, 65536 // len(line))
+    deadline = time.monotonic() + lifetime
+    written = 0
+    while time.monotonic() < deadline and (not limit or written < limit):
+        chunk = block if not limit else block[: limit - written]
+        written += os.write(1, chunk)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.trap_sigterm is not None:
         _trap_sigterm(args.trap_sigterm)
     if args.announce:
-        _say(f"pid {os.getpid()}")
+        _say(f"pid {os.getpid()}", args.pid_file)
     _print_inputs(args)
     _print_outputs(args)
     _spawn(args)

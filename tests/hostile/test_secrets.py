@@ -34,6 +34,8 @@ from tackroom.profile.load import load_profile
 from tackroom.run.runner import arun, run
 
 FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_harness.py"
+# A stream recorded from the real claude binary: a run that replays it is complete (it ends in "result").
+RECORDED = FAKE.parent.parent / "golden" / "claude-code" / "claude-code-text" / "stream.jsonl"
 SLOTS = [
     *("{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}"),
     *("{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}"),
@@ -174,7 +176,7 @@ def test_base_url_sends_the_users_own_key(config_dir: Path, tmp_path: Path) -> N
 
 
 def test_cli_api_key_env_and_errors_without_passwords(config_dir: Path, tmp_path: Path) -> None:
-    fake_adapter(config_dir, ["--dump-environ", "--prompt", "{{prompt}}"])
+    fake_adapter(config_dir, ["--dump-environ", "--replay", str(RECORDED), "--prompt", "{{prompt}}"])
     url = "http://gwuser:REAL-GATEWAY-PASS@127.0.0.1:9"
     base = ["run", "fake", "p", "--json", "--workdir", str(tmp_path), "--base-url", url]
     done = run_cli(*base, "--api-key-env", "GATEWAY_KEY", env={"GATEWAY_KEY": "gw-KEY-8"})

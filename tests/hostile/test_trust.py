@@ -26,6 +26,8 @@ from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
 from tackroom.run.runner import run
 
 FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_harness.py"
+# A stream recorded from the real claude binary: a run that replays it is complete (it ends in "result").
+RECORDED = FAKE.parent.parent / "golden" / "claude-code" / "claude-code-text" / "stream.jsonl"
 SLOTS = [
     *("{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}"),
     *("{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}"),
@@ -84,7 +86,7 @@ def files_holding(root: Path, *needles: str) -> list[str]:
 
 
 def test_untrusted_repository_runs_and_leaks_nothing(config_dir: Path, tmp_path: Path) -> None:
-    fake_adapter(config_dir, "--dump-environ")
+    fake_adapter(config_dir, "--dump-environ", "--replay", str(RECORDED))
     repo = hostile_repo(tmp_path)
     result, environ, stderr = cli_run(repo)
     run_dir = Path(result["run_dir"])
@@ -98,7 +100,7 @@ def test_untrusted_repository_runs_and_leaks_nothing(config_dir: Path, tmp_path:
 
 
 def test_trust_lets_the_repository_run_but_not_take_secrets(config_dir: Path, tmp_path: Path) -> None:
-    fake_adapter(config_dir, "--dump-environ")
+    fake_adapter(config_dir, "--dump-environ", "--replay", str(RECORDED))
     repo = hostile_repo(tmp_path)
     trusted = run_cli("trust", str(repo))
     assert trusted.returncode == 0, trusted.stderr
@@ -119,7 +121,7 @@ def test_trust_lets_the_repository_run_but_not_take_secrets(config_dir: Path, tm
 
 
 def test_a_change_after_trust_revokes_it(config_dir: Path, tmp_path: Path) -> None:
-    fake_adapter(config_dir, "--dump-environ")
+    fake_adapter(config_dir, "--dump-environ", "--replay", str(RECORDED))
     repo = hostile_repo(tmp_path)
     assert run_cli("trust", str(repo)).returncode == 0
     hooks = repo / ".tackroom" / "profile" / "hooks.toml"
@@ -158,7 +160,7 @@ def test_trust_list_revoke_and_errors(config_dir: Path, tmp_path: Path) -> None:
 
 
 def test_the_users_own_profiles_need_no_trust(config_dir: Path, tmp_path: Path) -> None:
-    fake_adapter(config_dir, "--dump-environ")
+    fake_adapter(config_dir, "--dump-environ", "--replay", str(RECORDED))
     repo = hostile_repo(tmp_path)
     (config_dir / "profile").mkdir()
     (config_dir / "profile" / "hooks.toml").write_text(

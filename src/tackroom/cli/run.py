@@ -1,17 +1,32 @@
-"""``tackroom run``: run a harness headless and show its normalized events."""
+"""``tackroom run``: run a harness headless and show its normalized events.
+
+A signal to tackroom (SIGTERM, SIGHUP, SIGQUIT; SIGINT is Ctrl-C) stops the
+run as a timeout would: the harness's group and any process that escaped it are
+stopped, ``result.json`` says the run was stopped, and tackroom exits
+128 + the signal's number.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tackroom.cli._live import Live, jsonl_event, jsonl_result
-from tackroom.cli._output import console, print_json
+from tackroom.cli._live import Live, jsonl_event, jsonl_result, safe, write_json
+from tackroom.cli._output import console
 
 if TYPE_CHECKING:
     from tackroom.run.result import Result
+
+# Ctrl-C is asyncio.run's own (it cancels the run and raises KeyboardInterrupt: exit 130).
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def run_command(
@@ -39,7 +54,7 @@ def run_command(
 ) -> None:
     """Run a harness headless; exit with its exit code (1 on a model failure it hid)."""
     from tackroom.plan import parse_option_args
-    from tackroom.run.runner import run
+    from tackroom.run.runner import arun
 
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
@@ -56,35 +71,81 @@ def run_command(
         # The default profile (global + project) applies to isolated runs; an empty one renders nothing.
         loaded = load(profile)
         loaded = loaded if loaded or loaded.withheld else None
-    result = run(
-        name,
-        prompt,
-        options=options,
-        workdir=workdir,
-        mock=mock,
-        mock_text=mock_text,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        mock_log=mock_log,
-        timeout_s=timeout,
-        home=home,
-        credentials=credentials,
-        on_event=jsonl_event if events else (live.event if live else None),
-        profile=loaded,
+    result = _until_signal(
+        arun(
+            name,
+            prompt,
+            options=options,
+            workdir=workdir,
+            mock=mock,
+            mock_text=mock_text,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            mock_log=mock_log,
+            timeout_s=timeout,
+            home="real" if home == "real" else "isolated",
+            credentials=credentials,
+            on_event=jsonl_event if events else (live.event if live else None),
+            profile=loaded,
+        )
     )
     if result.dropped or result.withheld:
         from rich.markup import escape
 
         err = console(stderr=True)
         for note in (*result.dropped, *result.withheld):
-            err.print(f"[yellow]{escape(note)}[/]", highlight=False)
-    if as_json:
-        print_json(result.to_json())
-    elif events:
-        jsonl_result(result)
-    elif live:
-        live.summary(result)
+            err.print(f"[yellow]{escape(safe(note))}[/]", highlight=False)
+    try:
+        if as_json:
+            write_json(result.to_json(), indent=2)
+        elif events:
+            jsonl_result(result)
+        elif live:
+            live.summary(result)
+    except BrokenPipeError:
+        # Whoever read stdout went away (`| head`); the run and its result.json are complete.
+        _quiet_stdout()
     raise typer.Exit(_exit_code(result))
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _until_signal(run: Coroutine[Any, Any, Result]) -> Result:
+    """Run to the end, or until a stop signal: then cancel the run (which cleans up) and exit 128+N."""
+    received: list[int] = []
+
+    async def main() -> Result:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for number in _STOP_SIGNALS:
+            loop.add_signal_handler(number, _stop, task, number, received)
+        try:
+            return await run
+        finally:
+            for number in _STOP_SIGNALS:
+                loop.remove_signal_handler(number)
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        name = signal.Signals(received[0]).name
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            print(f"tackroom: stopped by {name}; the harness and its processes were stopped", file=sys.stderr)
+        raise typer.Exit(128 + received[0]) from None
+
+
+def _stop(task: asyncio.Task[Result], number: int, received: list[int]) -> None:
+    # A second signal while the first is being handled stops the cleanup's graceful part too.
+    received.append(number)
+    task.cancel()
 
 
 def _exit_code(result: Result) -> int:

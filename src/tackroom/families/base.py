@@ -3,27 +3,83 @@
 A family turns its harness's structured output into normalized events. The
 parser is stateful (one per run) because several harnesses spread one fact
 over many lines (a tool call started here and finished there).
+
+Harness output is hostile until parsed: a parser takes any line without
+raising (the runner still turns anything a family raises into an error event
+that keeps the line), keeps bounded state whatever the harness prints, and
+gets strings without lone surrogates from :func:`json_line`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from tackroom.errors import StreamLineError
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
 
 if TYPE_CHECKING:
     from tackroom.profile.engines.base import Engine
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_TEXT",
+    "Family",
+    "Lines",
+    "PlainTextParser",
+    "StreamLineError",
+    "StreamParser",
+    "clean",
+    "fresh_input",
+    "int_or_none",
+    "json_line",
+    "obj",
+    "seq",
+    "str_or_none",
+    "tolerant",
+]
+
+
+P = TypeVar("P", bound="StreamParser")
+
+MAX_DEPTH = 64
+"""JSON nested deeper than this is refused: no harness writes it, and every printer would recurse on it."""
+MAX_TEXT = 8 * 1024 * 1024
+"""The most text (characters) a parser holds for one purpose, e.g. a streamed message or plain stdout."""
+
+# A \uD800-\uDFFF escape: the half of a pair, or a lone surrogate that no encoder takes.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def tolerant(feed: Callable[[P, str], list[Event]]) -> Callable[[P, str], list[Event]]:
+    """Decorate a parser's ``feed``: a :class:`StreamLineError` becomes a non-fatal error event."""
+
+    @functools.wraps(feed)
+    def guarded(parser: P, line: str) -> list[Event]:
+        try:
+            return feed(parser, line)
+        except StreamLineError as exc:
+            return [ErrorEvent(line, message=f"a line was not used: {exc}", fatal=False)]
+
+    return guarded
 
 
 class StreamParser:
     """Parses one run's stdout, line by line, into events."""
 
     def feed(self, line: str) -> list[Event]:
-        """Events for one stdout line (a line that is not the harness's structure yields none)."""
+        """Events for one stdout line (a line that is not the harness's structure yields none).
+
+        Any line may arrive: a parser takes it without raising. Decorate with
+        :func:`tolerant` when it uses :func:`json_line`, so a line too deep to
+        use becomes an error event.
+        """
         return []
 
     def close(self, exit_code: int | None) -> list[Event]:
@@ -31,23 +87,60 @@ class StreamParser:
         return []
 
 
+class Lines:
+    """The lines of a stream, bounded: the first and the last ``MAX_TEXT`` characters' worth of lines.
+
+    What falls between is counted, not kept, so a harness that floods stdout
+    cannot fill memory; :attr:`left_out` says how many lines that was.
+    """
+
+    def __init__(self, budget: int = MAX_TEXT) -> None:
+        self._budget = budget
+        self.head: list[str] = []
+        self._head_size = 0
+        self.tail: deque[str] = deque()
+        self._tail_size = 0
+        self.left_out = 0
+
+    def append(self, line: str) -> None:
+        # Each line also costs its object: a flood of one-character lines must not slip under the budget.
+        cost = len(line) + 64
+        if self._head_size + cost <= self._budget and not self.tail and not self.left_out:
+            self.head.append(line)
+            self._head_size += cost
+            return
+        self.tail.append(line)
+        self._tail_size += cost
+        while self._tail_size > self._budget and len(self.tail) > 1:
+            self._tail_size -= len(self.tail.popleft()) + 64
+            self.left_out += 1
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.head
+        yield from self.tail
+
+
 class PlainTextParser(StreamParser):
     """For harnesses with no structured output: stdout is the answer, reported once it ends.
 
     Nothing is inferred from the text: no tool calls, no usage (``not_reported``).
     A non-zero exit marks the run failed; a model failure hidden behind exit 0
-    needs family code that knows the harness's error text.
+    needs family code that knows the harness's error text. Of a flood, the
+    first and last lines are kept, with a line saying how many were left out.
     """
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.lines = Lines()
 
     def feed(self, line: str) -> list[Event]:
         self.lines.append(line)
         return []
 
     def close(self, exit_code: int | None) -> list[Event]:
-        text = "\n".join(self.lines).strip()
+        lines = list(self.lines.head)
+        if self.lines.left_out:
+            lines.append(f"[tackroom: {self.lines.left_out} lines of output left out here]")
+        text = "\n".join([*lines, *self.lines.tail]).strip()
         events: list[Event] = [AssistantText(text=text)] if text else []
         return [*events, Finished(final_text=text or None, ok=exit_code == 0)]
 
@@ -67,6 +160,13 @@ class Family:
     """Whether the parser was proven on streams recorded from the real harness."""
     reports_usage: frozenset[str] = frozenset()
     """The usage figures this harness's stream reports; the others are ``not_reported``."""
+    terminal: str = ""
+    """The line that ends a complete stream (e.g. ``the "result" line``), where the stream has one.
+
+    A parser emits :class:`Finished` for it; a run that ends without any
+    Finished event failed, and this names what was missing. Families whose
+    stream has no such line make their Finished at :meth:`StreamParser.close`.
+    """
     engines_module: str | None = None
     """The module whose ``ENGINES`` lists the renderers only this family needs (imported on first use)."""
 
@@ -99,15 +199,58 @@ class Family:
 
 
 def json_line(line: str) -> dict[str, Any] | None:
-    """The JSON object on ``line``, or None for anything else (banners, blank lines)."""
+    """The JSON object on ``line``, or None for anything else (banners, blank lines, broken JSON).
+
+    Strings come back without lone surrogates (``"\\ud83d"`` decodes to one,
+    and no UTF-8 encoder takes it): each is replaced by U+FFFD.
+
+    Raises:
+        StreamLineError: the object is nested deeper than :data:`MAX_DEPTH`.
+    """
     text = line.strip()
     if not text.startswith("{"):
         return None
     try:
         data = json.loads(text)
+    except RecursionError as exc:
+        raise StreamLineError(f"JSON nested deeper than {MAX_DEPTH} levels") from exc
     except ValueError:
         return None
+    if not isinstance(data, dict):
+        return None
+    # Counting brackets is cheap; only a line with many of them needs the walk.
+    if text.count("{") + text.count("[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        raise StreamLineError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    if _SURROGATE_ESCAPE.search(text):
+        data = clean(data)
     return data if isinstance(data, dict) else None
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests containers, found without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if level + 1 > MAX_DEPTH:
+                    return level + 1
+                stack.append((child, level + 1))
+        deepest = max(deepest, level)
+    return deepest
+
+
+def clean(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        # UTF-16 round trip: a surrogate pair comes back whole, a lone half as one U+FFFD.
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    return value
 
 
 def fresh_input(prompt: int | None, cached: int | None) -> int | None:
@@ -115,12 +258,28 @@ def fresh_input(prompt: int | None, cached: int | None) -> int | None:
 
     OpenAI and Gemini count cached tokens inside the prompt; tackroom's ``input``
     (Anthropic's convention) excludes them. Without a cached figure the prompt
-    count is all that is known, and is kept; a prompt smaller than its cached
-    part follows neither convention, so it is unknown rather than guessed.
+    count is all that is known, and is kept. A prompt smaller than its cached
+    part follows neither convention: the difference is negative, and
+    :class:`~tackroom.trace.events.Usage` records a negative figure as unknown.
     """
     if prompt is None or cached is None:
         return prompt
-    return prompt - cached if prompt >= cached else None
+    return prompt - cached
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a harness may put anything anywhere."""
+    return value if isinstance(value, dict) else {}
+
+
+def seq(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def str_or_none(value: Any) -> str | None:
+    """``value`` if it is a string, else None."""
+    return value if isinstance(value, str) else None
 
 
 def int_or_none(value: Any) -> int | None:

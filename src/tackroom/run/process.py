@@ -11,12 +11,18 @@ where a coding agent needs it:
 * stdout and stderr are read concurrently in chunks and split into lines
   here, so a multi-megabyte JSON line never trips a reader limit; each line
   reaches its callback as soon as it is complete. Only the last
-  ``output_cap`` bytes of each stream are kept.
+  ``output_cap`` bytes of each stream are kept. The reader yields to the
+  event loop after every chunk, so a harness that floods its pipe (a
+  harness that is ``yes``) can never starve the timeout or a cancellation.
 * On timeout or cancellation: SIGTERM to the group, ``grace_s``, SIGKILL.
   After a normal exit, whatever is still in the group is a leftover and is
   stopped the same way (with a shorter grace) and counted.
+* A descendant can leave the group (``setsid``, a double fork). With an
+  ``escape_marker`` (``NAME=VALUE``, added to the child's environment and
+  inherited by everything it starts), whatever of the user's processes still
+  carries it once the group is gone is stopped the same way and reported.
 * Draining the pipes after the group is gone is bounded: a process that left
-  the group (``setsid``) may still hold them open.
+  the group (and scrubbed its environment) may still hold them open.
 
 The parent's ends of the pipes are our own ``os.pipe()`` descriptors rather
 than asyncio's subprocess pipes: on Python 3.11 ``Process.wait()`` does not
@@ -43,11 +49,14 @@ from pathlib import Path
 
 from tackroom.errors import RunError
 
-__all__ = ["ProcessResult", "group_alive", "run_process", "run_process_sync"]
+__all__ = ["Escaped", "ProcessResult", "group_alive", "run_process", "run_process_sync"]
 
 LineCallback = Callable[[str], None]
 
 _CHUNK = 64 * 1024
+_MIN_CHUNK = 512
+# How long one chunk's callbacks may hold the event loop before chunks shrink.
+_TURN_S = 0.02
 # A process outside the group (it called setsid) may hold our pipes forever.
 _DRAIN_S = 2.0
 # Leftovers (an MCP server, a daemon) have no transcript to flush; do not make
@@ -60,6 +69,20 @@ _REAP_S = 5.0
 _POLL_S = 0.02
 _PROC = Path("/proc")
 _DEAD_STATES = frozenset({"Z", "X", "x"})
+# Escaped processes may fork while they are being stopped: look again, a few times.
+_ESCAPE_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Escaped:
+    """A descendant that left the process group and was found, and stopped, by its marker."""
+
+    pid: int
+    command: str
+    """Its command line, as ``/proc`` showed it (the harness's text: print it escaped)."""
+
+    def to_json(self) -> dict[str, int | str]:
+        return {"pid": self.pid, "command": self.command}
 
 
 @dataclass(frozen=True)
@@ -84,6 +107,12 @@ class ProcessResult:
     """The strongest signal sent to end the run (``"SIGTERM"`` or ``"SIGKILL"``), else None."""
     leftover_killed: int
     """Processes still in the group after the leader exited on its own, which were then killed."""
+    stdout_size: int = 0
+    """How many bytes the child wrote to stdout in all."""
+    stderr_size: int = 0
+    """How many bytes the child wrote to stderr in all."""
+    escaped: tuple[Escaped, ...] = ()
+    """Descendants that left the group, found by ``escape_marker`` after it was gone, and stopped."""
 
 
 async def run_process(
@@ -97,10 +126,14 @@ async def run_process(
     on_stderr_line: LineCallback | None = None,
     grace_s: float = 3.0,
     output_cap: int = 4 * 1024 * 1024,
+    escape_marker: str | None = None,
 ) -> ProcessResult:
     """Run ``argv`` in its own process group and return once it and its group are gone.
 
-    ``env`` is the whole environment. ``stdin`` None means ``/dev/null``;
+    ``env`` is the whole environment (plus ``escape_marker``, a ``NAME=VALUE``
+    entry that marks every descendant: those that leave the group are found
+    by it once the group is gone, stopped, and listed in ``escaped``; the
+    caller makes it unique to this run). ``stdin`` None means ``/dev/null``;
     bytes are written concurrently with reading, then stdin is closed.
     Callbacks run on the event loop, once per line, newline stripped, decoded
     as UTF-8 with replacement; a line longer than ``output_cap`` bytes arrives
@@ -111,7 +144,9 @@ async def run_process(
         RunError: the executable or the working directory cannot be used.
         ValueError: an argument is out of range.
     """
-    _check_arguments(argv, timeout_s, grace_s, output_cap)
+    marker = _check_arguments(argv, timeout_s, grace_s, output_cap, escape_marker)
+    if marker is not None:
+        env = {**env, marker[0]: marker[1]}
     started = time.monotonic()
     out, err = _Capture(on_stdout_line, output_cap), _Capture(on_stderr_line, output_cap)
     proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None)
@@ -124,15 +159,21 @@ async def run_process(
     if stdin is not None:
         tasks.append(asyncio.create_task(_feed(pipes, stdin)))
     timed_out, signalled, leftovers = False, None, 0
+    escaped: tuple[Escaped, ...] = ()
+    unswept = marker  # escapes still to look for, if this is cut short
     try:
         timed_out = not await _wait_leader(proc, pumps, timeout_s)
         if timed_out:
             signalled = await _end_group(pgid, grace_s)
         else:
             leftovers = await _kill_leftovers(pgid, min(grace_s, _LEFTOVER_GRACE_S))
+        if marker is not None:
+            # Before the drain: an escaped process may be what holds the pipes open.
+            escaped = await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
+            unswept = None
         await _drain(pumps)
     finally:
-        await _settle(proc, pgid, tasks, pipes, grace_s)
+        await _settle(proc, pgid, tasks, pipes, grace_s, unswept)
     return ProcessResult(
         exit_code=proc.returncode,
         timed_out=timed_out,
@@ -143,6 +184,9 @@ async def run_process(
         stderr_truncated=err.truncated,
         signalled=signalled,
         leftover_killed=leftovers,
+        stdout_size=out.size,
+        stderr_size=err.size,
+        escaped=escaped,
     )
 
 
@@ -157,6 +201,7 @@ def run_process_sync(
     on_stderr_line: LineCallback | None = None,
     grace_s: float = 3.0,
     output_cap: int = 4 * 1024 * 1024,
+    escape_marker: str | None = None,
 ) -> ProcessResult:
     """:func:`run_process` for callers without an event loop (it starts one)."""
     return asyncio.run(
@@ -170,6 +215,7 @@ def run_process_sync(
             on_stderr_line=on_stderr_line,
             grace_s=grace_s,
             output_cap=output_cap,
+            escape_marker=escape_marker,
         )
     )
 
@@ -182,15 +228,24 @@ def group_alive(pgid: int) -> bool:
 # --- starting -----------------------------------------------------------------
 
 
-def _check_arguments(argv: Sequence[str], timeout_s: float, grace_s: float, output_cap: int) -> None:
+def _check_arguments(
+    argv: Sequence[str], timeout_s: float, grace_s: float, output_cap: int, marker: str | None
+) -> tuple[str, str] | None:
+    """Refuse arguments out of range; return the marker split into name and value."""
     if isinstance(argv, str) or not argv:
         raise ValueError("argv must be a non-empty sequence of strings, never a shell command line")
-    if timeout_s <= 0:
+    if not timeout_s > 0:  # also refuses NaN, which compares false with everything
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
     if grace_s < 0:
         raise ValueError(f"grace_s must not be negative, got {grace_s}")
     if output_cap <= 0:
         raise ValueError(f"output_cap must be positive, got {output_cap}")
+    if marker is None:
+        return None
+    name, sep, value = marker.partition("=")
+    if not sep or not name or not value or "\0" in marker:
+        raise ValueError(f"escape_marker must be NAME=VALUE, got {marker!r}")
+    return name, value
 
 
 class _Pipes:
@@ -274,8 +329,10 @@ class _Capture:
         self._tail = bytearray()
         self._line = bytearray()
         self.truncated = False
+        self.size = 0
 
     def feed(self, chunk: bytes) -> None:
+        self.size += len(chunk)
         self._tail += chunk
         excess = len(self._tail) - self._cap
         if excess > 0:
@@ -342,17 +399,32 @@ async def _ready(fd: int, *, write: bool) -> None:
 
 
 async def _pump(pipes: _Pipes, name: str, capture: _Capture) -> None:
-    """Read one output pipe to EOF, handing each chunk over as it arrives."""
+    """Read one output pipe to EOF, handing each chunk over as it arrives.
+
+    A pipe that is never empty would keep this loop from ever awaiting, so it
+    yields after every chunk; and since the callbacks decide how long a chunk
+    takes (thousands of short lines each), chunks shrink while they are slow.
+    The timeout, a cancellation and the other pipe all get their turn within
+    about ``_TURN_S``, whatever the harness prints.
+    """
     fd = pipes.fd(name)
+    size = _CHUNK
     while True:
         try:
-            chunk = os.read(fd, _CHUNK)
+            chunk = os.read(fd, size)
         except BlockingIOError:
             await _ready(fd, write=False)
             continue
         if not chunk:
             break
+        started = time.monotonic()
         capture.feed(chunk)
+        took = time.monotonic() - started
+        if took > _TURN_S:
+            size = max(_MIN_CHUNK, size // 2)
+        elif took < _TURN_S / 4:
+            size = min(_CHUNK, size * 2)
+        await asyncio.sleep(0)
     capture.finish()
 
 
@@ -441,21 +513,31 @@ async def _settle(
     tasks: Sequence[asyncio.Task[None]],
     pipes: _Pipes,
     grace_s: float,
+    marker: tuple[str, str] | None,
 ) -> None:
     """Whatever happened before (success, error, cancellation), leave no process, task or descriptor."""
     try:
         if group_alive(pgid):
             await _end_group(pgid, grace_s)
+        if marker is not None:
+            await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
     finally:
-        await _release(proc, pgid, tasks, pipes)
+        await _release(proc, pgid, tasks, pipes, marker)
 
 
 async def _release(
-    proc: asyncio.subprocess.Process, pgid: int, tasks: Sequence[asyncio.Task[None]], pipes: _Pipes
+    proc: asyncio.subprocess.Process,
+    pgid: int,
+    tasks: Sequence[asyncio.Task[None]],
+    pipes: _Pipes,
+    marker: tuple[str, str] | None,
 ) -> None:
     """The part of settling that no cancellation may skip."""
     if group_alive(pgid):
         _signal_group(pgid, signal.SIGKILL)  # the graceful stop was itself cancelled
+    if marker is not None:
+        for pid in _marked(_entry(marker), pgid):
+            _kill(pid, signal.SIGKILL)
     for task in tasks:
         task.cancel()
     try:
@@ -483,6 +565,41 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
+async def _stop_escaped(entry: bytes, pgid: int, grace_s: float) -> tuple[Escaped, ...]:
+    """SIGTERM, then SIGKILL, every process outside the group that carries ``entry``; return them."""
+    found: dict[int, Escaped] = {}
+    for _ in range(_ESCAPE_ROUNDS):
+        pids = _marked(entry, pgid)
+        if not pids:
+            break
+        for pid in pids:
+            found.setdefault(pid, Escaped(pid, _command(pid)))
+            _kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while (alive := _marked(entry, pgid)) and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_S)
+        for pid in alive:
+            found.setdefault(pid, Escaped(pid, _command(pid)))
+            _kill(pid, signal.SIGKILL)
+        await _wait_unmarked(entry, pgid, _KILL_SETTLE_S)
+    return tuple(sorted(found.values(), key=lambda e: e.pid))
+
+
+async def _wait_unmarked(entry: bytes, pgid: int, within_s: float) -> None:
+    deadline = time.monotonic() + within_s
+    while _marked(entry, pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(_POLL_S)
+
+
+def _entry(marker: tuple[str, str]) -> bytes:
+    return f"{marker[0]}={marker[1]}".encode()
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
 # --- /proc ----------------------------------------------------------------------
 
 
@@ -504,3 +621,38 @@ def _live_in_group(proc_dir: Path, pgid: int) -> bool:
     # Fields after the command name, which may itself contain spaces and ")".
     state, _ppid, pgrp = stat[stat.rindex(")") + 2 :].split(maxsplit=3)[:3]
     return int(pgrp) == pgid and state not in _DEAD_STATES
+
+
+def _marked(entry: bytes, pgid: int) -> list[int]:
+    """Pids of this user's live processes outside group ``pgid`` whose environment holds ``entry``.
+
+    A process's initial environment is readable in ``/proc/<pid>/environ`` by
+    its own user; a zombie's reads as empty, so the dead are never counted.
+    """
+    uid, me = os.getuid(), os.getpid()
+    try:
+        entries = list(_PROC.iterdir())
+    except FileNotFoundError:
+        return []  # without /proc (macOS) escapes cannot be traced
+    found = []
+    for proc_dir in entries:
+        if not proc_dir.name.isdigit() or int(proc_dir.name) == me:
+            continue
+        try:
+            if proc_dir.stat().st_uid != uid:
+                continue
+            environ = (proc_dir / "environ").read_bytes()
+        except OSError:
+            continue  # gone, or not ours to read
+        if entry in environ.split(b"\0") and not _live_in_group(proc_dir, pgid):
+            found.append(int(proc_dir.name))
+    return found
+
+
+def _command(pid: int) -> str:
+    """A process's command line, for a report (empty once it is gone)."""
+    try:
+        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", errors="replace")[:500]

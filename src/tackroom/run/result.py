@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tackroom.redact import redact_text
+from tackroom.run.process import Escaped
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -39,17 +41,24 @@ class Result:
     run_dir: Path
     harness_version: str | None
     events: tuple[Event, ...] = field(default=(), repr=False)
+    """The run's events; of a flood, the first and the last of them (see ``truncated``)."""
     stderr_tail: str = field(default="", repr=False)
     dropped: tuple[str, ...] = ()
     """Profile items the harness cannot express, by name and reason."""
     withheld: tuple[str, ...] = ()
     """What tackroom kept from the harness and why: an untrusted project's hooks, MCP servers and
     trust flags, variables outside the allowlist, credentials a mock run does not get."""
+    finished: bool = True
+    """The stream reached its terminal event; a run that ends without one did not complete."""
+    truncated: tuple[str, ...] = ()
+    """What was cut to keep memory and disk bounded, one line each (empty: nothing was)."""
+    escaped: tuple[Escaped, ...] = ()
+    """Processes that left the harness's process group, found after the run and stopped."""
 
     @property
     def ok(self) -> bool:
-        """Exited 0, in time, with no model failure."""
-        return self.exit_code == 0 and not self.timed_out and not self.model_failed
+        """Exited 0, in time, with its terminal event and no model failure."""
+        return self.exit_code == 0 and not self.timed_out and not self.model_failed and self.finished
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,13 +73,23 @@ class Result:
             "final_text": self.final_text,
             "usage": self.usage.to_json(),
             "model_failed": self.model_failed,
+            "finished": self.finished,
             "error": self.error,
             "run_dir": str(self.run_dir),
             "harness_version": self.harness_version,
             "argv": [redact_text(element) for element in self.argv],
             "dropped": list(self.dropped),
             "withheld": list(self.withheld),
+            "truncated": list(self.truncated),
+            "escaped": [e.to_json() for e in self.escaped],
         }
+
+
+def save(result: Result) -> Path:
+    """Write ``result.json`` into the run directory (ASCII JSON: nothing a harness printed can break it)."""
+    path = result.run_dir / "result.json"
+    path.write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    return path
 
 
 @dataclass(frozen=True)
@@ -82,20 +101,59 @@ class Summary:
     usage: Usage
     model_failed: bool
     error: str | None
+    finished: bool = True
+    """A :class:`Finished` event was among them."""
 
 
-def summarize(events: Sequence[Event]) -> Summary:
-    """Fold events: the harness's total usage if it reported one, else the sum of its per-call usage."""
-    session_id = next((e.session_id for e in events if isinstance(e, SessionStarted) and e.session_id), None)
-    totals = [e.usage for e in events if isinstance(e, UsageReport) and e.scope == "total"]
-    turns = [e.usage for e in events if isinstance(e, UsageReport) and e.scope == "turn"]
-    usage = totals[-1] if totals else sum(turns, Usage())
-    finished = [e for e in events if isinstance(e, Finished)]
-    final_text = finished[-1].final_text if finished and finished[-1].final_text is not None else None
-    if final_text is None:
-        texts = [e.text for e in events if isinstance(e, AssistantText)]
-        final_text = texts[-1] if texts else None
-    fatal = [e for e in events if isinstance(e, ErrorEvent) and e.fatal]
-    failed = bool(fatal) or any(not e.ok for e in finished)
-    error = fatal[-1].message if fatal else None
-    return Summary(session_id, final_text, usage, failed, error)
+class Summarizer:
+    """Folds events one at a time, so a run need not keep every event to know its result.
+
+    The harness's total usage wins if it reported one, else the sum of its
+    per-call usage; the final text is the last Finished's, else the last
+    assistant text; the last fatal error is the run's error.
+    """
+
+    def __init__(self) -> None:
+        self._session_id: str | None = None
+        self._total: Usage | None = None
+        self._turns = Usage()
+        self._finished: Finished | None = None
+        self._failed = False
+        self._text: str | None = None
+        self._error: str | None = None
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, SessionStarted) and event.session_id and self._session_id is None:
+            self._session_id = event.session_id
+        elif isinstance(event, UsageReport):
+            if event.scope == "total":
+                self._total = event.usage
+            elif event.scope == "turn":
+                self._turns = self._turns + event.usage
+        elif isinstance(event, Finished):
+            self._finished = event
+            self._failed = self._failed or not event.ok
+        elif isinstance(event, AssistantText):
+            self._text = event.text
+        elif isinstance(event, ErrorEvent) and event.fatal:
+            self._failed = True
+            self._error = event.message
+
+    def summary(self) -> Summary:
+        final = self._finished.final_text if self._finished is not None else None
+        return Summary(
+            session_id=self._session_id,
+            final_text=final if final is not None else self._text,
+            usage=self._total if self._total is not None else self._turns,
+            model_failed=self._failed,
+            error=self._error,
+            finished=self._finished is not None,
+        )
+
+
+def summarize(events: Iterable[Event]) -> Summary:
+    """Fold events (see :class:`Summarizer`)."""
+    folder = Summarizer()
+    for event in events:
+        folder.add(event)
+    return folder.summary()

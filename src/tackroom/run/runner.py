@@ -9,7 +9,6 @@ harness's own home, a private TMPDIR, the raw stdout, the parsed events and
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import time
@@ -24,7 +23,7 @@ from tackroom.harnesses import data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.run.home import prepare_home, remove_copies, stage_files
-from tackroom.run.result import Result
+from tackroom.run.result import Result, save
 from tackroom.run.session import EventCallback, execute
 
 if TYPE_CHECKING:
@@ -125,7 +124,7 @@ async def arun(
             withheld=(*plan.withheld, *withheld),
             error=_explained(result, plan.untrusted),
         )
-        (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+        save(result)
         return result
 
 

@@ -15,8 +15,18 @@ ErrorEvent         (error response)                —
 Finished           ``stopReason``                  final step
 =================  ==============================  ==========================
 
-Every event keeps the raw line it was parsed from. A usage figure a harness did
-not report is ``None`` (shown as ``"not_reported"``), never an invented 0.
+Every event keeps the raw line it was parsed from (the runner bounds how many
+events a run keeps in memory and on disk).
+
+Usage figures are never invented and never negative. Each of ``input``,
+``output``, ``cache_read``, ``cache_write`` and ``reasoning`` is one of:
+
+* a count (an ``int`` >= 0) the harness reported;
+* ``"not_reported"`` (``None``): the harness did not report that figure at all;
+* ``"unknown"`` (``None``, and named in :attr:`Usage.unknown`): it was
+  reported only in part (a total whose parts did not all carry it, a figure
+  the harness rounded) or contradicted itself (a negative count, a prompt
+  smaller than its own cached part). A number would be a guess, so there is none.
 """
 
 from __future__ import annotations
@@ -25,31 +35,82 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 NOT_REPORTED = "not_reported"
+UNKNOWN = "unknown"
+FIGURES = ("input", "output", "cache_read", "cache_write", "reasoning")
+"""The usage figures, in the order :class:`Usage` takes them."""
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts; ``None`` means the harness did not report that figure."""
+    """Token counts: an ``int``, or ``None`` when not reported or (named in ``unknown``) not knowable.
+
+    A negative count given here is a contradiction and is recorded as unknown.
+    """
 
     input: int | None = None
     output: int | None = None
     cache_read: int | None = None
     cache_write: int | None = None
     reasoning: int | None = None
+    unknown: frozenset[str] = frozenset()
+    """The figures that were reported in part or contradicted themselves; their value is ``None``."""
+
+    def __post_init__(self) -> None:
+        negative = [name for name in FIGURES if (getattr(self, name) or 0) < 0]
+        if not negative and not self.unknown:
+            return  # the common case, once per usage line of a stream: nothing to normalise
+        strange = set(self.unknown) - set(FIGURES)
+        if strange:
+            raise ValueError(f"not usage figures: {sorted(strange)}")
+        unknown = frozenset(self.unknown).union(negative)
+        object.__setattr__(self, "unknown", unknown)
+        for name in unknown:
+            object.__setattr__(self, name, None)
 
     def __add__(self, other: Usage) -> Usage:
-        def add(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
+        """The sum of two reports: a figure only one of them carries is unknown, not that one's value.
 
-        return Usage(*(add(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)))
+        A report with nothing in it (``Usage()``) adds nothing, so ``sum(reports, Usage())`` works.
+        """
+        if not other.reported:
+            return self
+        if not self.reported:
+            return other
+        values: dict[str, int | None] = {}
+        unknown: set[str] = set()
+        for name in FIGURES:
+            a, b = getattr(self, name), getattr(other, name)
+            if name in self.unknown or name in other.unknown or (a is None) != (b is None):
+                unknown.add(name)
+            else:
+                values[name] = None if a is None or b is None else a + b
+        return Usage(**values, unknown=frozenset(unknown))
 
     @property
     def reported(self) -> bool:
-        """Whether any figure was reported at all."""
-        return any(getattr(self, f.name) is not None for f in fields(self))
+        """Whether any figure was reported at all (an unknown one was, in part)."""
+        return bool(self.unknown) or any(getattr(self, name) is not None for name in FIGURES)
+
+    def state(self, name: str) -> int | str:
+        """One figure as JSON shows it: its count, ``"unknown"`` or ``"not_reported"``."""
+        value: int | None = getattr(self, name)
+        if value is not None:
+            return value
+        return UNKNOWN if name in self.unknown else NOT_REPORTED
 
     def to_json(self) -> dict[str, int | str]:
-        return {f.name: NOT_REPORTED if (v := getattr(self, f.name)) is None else v for f in fields(self)}
+        return {name: self.state(name) for name in FIGURES}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    # fields() filters out ClassVars on every call: once per event type is enough.
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(item.name for item in fields(cls))
+    return names
 
 
 @dataclass(frozen=True)
@@ -61,9 +122,9 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.kind}
-        for item in fields(self):
-            value = getattr(self, item.name)
-            data[item.name] = value.to_json() if isinstance(value, Usage) else value
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            data[name] = value.to_json() if isinstance(value, Usage) else value
         return data
 
 

@@ -19,7 +19,10 @@ Usage: only ``received`` (the provider's ``completion_tokens`` under
 prompt with cached tokens in it, and aider shows the cached figure only for
 providers whose usage names it its own way (not OpenAI's ``cached_tokens``), so
 the uncached input is unknown. A figure of 1000 or more is printed rounded
-(``1.2k``) and is not reported.
+(``1.2k``): it is ``unknown``, and so is a total with a rounded part.
+
+The output is held bounded (:class:`~tackroom.families.base.Lines`); of a
+flood, lines in the middle are left out, and then the total is unknown too.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tackroom.families.base import Family, StreamParser
+from tackroom.families.base import Family, Lines, StreamParser
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -66,6 +69,8 @@ class _Output:
     """What the walk over aider's output found so far."""
 
     whole: bool
+    complete: bool = True
+    """Every line was seen (none left out of a flood)."""
     events: list[Event] = field(default_factory=list)
     received: list[int | None] = field(default_factory=list)
     reply: str | None = None
@@ -77,24 +82,31 @@ class AiderTextParser(StreamParser):
     """Collects aider's stdout and turns it into events once the process has ended."""
 
     def __init__(self) -> None:
-        self._lines: list[str] = []
+        self._lines = Lines()
 
     def feed(self, line: str) -> list[Event]:
         self._lines.append(line)
         return []
 
     def close(self, exit_code: int | None) -> list[Event]:
-        return parse_output(self._lines)
+        events = parse_output(list(self._lines), complete=not self._lines.left_out)
+        if not self._lines.left_out:
+            return events
+        left_out = f"{self._lines.left_out} lines in the middle of aider's output were not parsed (too long)"
+        return [ErrorEvent(message=left_out, fatal=False), *events]
 
 
-def parse_output(lines: list[str]) -> list[Event]:
-    """The events of one run's whole stdout; none when aider never got to its announcements."""
+def parse_output(lines: list[str], *, complete: bool = True) -> list[Event]:
+    """The events of one run's stdout; none when aider never got to its announcements.
+
+    ``complete`` False: lines were left out, so no total can be known.
+    """
     start = next((i for i, line in enumerate(lines) if _BANNER.match(line)), None)
     if start is None:
         return []
     end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
     model = next((m for line in lines[start:end] if (m := _MODEL.match(line))), None)
-    found = _Output(whole=model is not None and model["format"] == "whole")
+    found = _Output(whole=model is not None and model["format"] == "whole", complete=complete)
     found.events.append(SessionStarted(lines[start], model=model["model"] if model else None))
     _walk(lines[end + 1 :], found)
     return found.events + _ending(found)
@@ -123,10 +135,11 @@ def _reply(segment: list[str], line: str, received: str, found: _Output) -> None
         found.events.append(ErrorEvent(raw, message=_EMPTY, fatal=False))
     if text:
         found.events.append(AssistantText(raw, text=text))
-    usage = Usage(output=exact(received))
-    if usage.reported:
-        found.events.append(UsageReport(line, usage=usage, scope="turn"))
-    found.received.append(usage.output)
+    figure = exact(received)
+    # A rounded figure was reported, but not exactly: unknown.
+    usage = Usage(output=figure) if figure is not None else Usage(unknown=frozenset({"output"}))
+    found.events.append(UsageReport(line, usage=usage, scope="turn"))
+    found.received.append(figure)
     found.reply = text or None
     found.error = None
 
@@ -155,9 +168,12 @@ def _message(lines: list[str]) -> str:
 def _ending(found: _Output) -> list[Event]:
     events: list[Event] = []
     if found.received:
-        # A total whose parts were rounded is unknown, not the sum of the exact parts.
-        known = None if None in found.received else sum(r for r in found.received if r is not None)
-        events.append(UsageReport("", usage=Usage(output=known), scope="total"))
+        # A total with a rounded part, or of output partly left out, is unknown, not the sum of what was seen.
+        if None in found.received or not found.complete:
+            total = Usage(unknown=frozenset({"output"}))
+        else:
+            total = Usage(output=sum(r for r in found.received if r is not None))
+        events.append(UsageReport("", usage=total, scope="total"))
     if found.error is not None:
         raw, message = found.error
         events.append(ErrorEvent(raw, message=message, fatal=True))

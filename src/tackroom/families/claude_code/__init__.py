@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.families.base import (
+    Family,
+    StreamParser,
+    int_or_none,
+    json_line,
+    obj,
+    seq,
+    str_or_none,
+    tolerant,
+)
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -27,8 +36,7 @@ from tackroom.trace.events import (
 
 def anthropic_usage(data: Any) -> Usage:
     """Usage in the Anthropic Messages shape (no separate reasoning figure)."""
-    if not isinstance(data, dict):
-        return Usage()
+    data = obj(data)
     return Usage(
         input=int_or_none(data.get("input_tokens")),
         output=int_or_none(data.get("output_tokens")),
@@ -42,41 +50,40 @@ def tool_result_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return "".join(text for part in content if isinstance(text := obj(part).get("text"), str))
     return None
 
 
 class ClaudeStreamParser(StreamParser):
     """Parses Claude-style stream-json (also spoken, with small differences, by Qwen Code)."""
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
             return []
         kind = data.get("type")
         if kind == "system" and data.get("subtype") == "init":
-            return [SessionStarted(line, session_id=data.get("session_id"), model=data.get("model"))]
+            session, model = str_or_none(data.get("session_id")), str_or_none(data.get("model"))
+            return [SessionStarted(line, session_id=session, model=model)]
         if kind == "assistant":
-            return self._assistant(line, data.get("message") or {})
+            return self._assistant(line, obj(data.get("message")))
         if kind == "user":
-            return self._user(line, data.get("message") or {})
+            return self._user(line, obj(data.get("message")))
         if kind == "result":
             return self._result(line, data)
         return []
 
     def _assistant(self, line: str, message: dict[str, Any]) -> list[Event]:
         events: list[Event] = []
-        for block in message.get("content") or []:
+        for block in seq(message.get("content")):
             if not isinstance(block, dict):
                 continue
-            if block.get("type") == "text" and block.get("text"):
-                events.append(AssistantText(line, text=block["text"]))
+            if block.get("type") == "text" and (text := str_or_none(block.get("text"))):
+                events.append(AssistantText(line, text=text))
             elif block.get("type") == "tool_use":
-                events.append(
-                    ToolCall(
-                        line, name=block.get("name", ""), call_id=block.get("id"), input=block.get("input")
-                    )
-                )
+                name, call_id = str_or_none(block.get("name")) or "", str_or_none(block.get("id"))
+                events.append(ToolCall(line, name=name, call_id=call_id, input=block.get("input")))
         usage = anthropic_usage(message.get("usage"))
         if usage.reported:
             events.append(UsageReport(line, usage=usage, scope="turn"))
@@ -89,7 +96,7 @@ class ClaudeStreamParser(StreamParser):
         return [
             ToolResult(
                 line,
-                call_id=block.get("tool_use_id"),
+                call_id=str_or_none(block.get("tool_use_id")),
                 output=tool_result_text(block.get("content")),
                 is_error=bool(block.get("is_error")),
             )
@@ -103,9 +110,11 @@ class ClaudeStreamParser(StreamParser):
         if usage.reported:
             events.append(UsageReport(line, usage=usage, scope="total"))
         text = data.get("result") if isinstance(data.get("result"), str) else None
-        failed = bool(data.get("is_error")) or data.get("subtype") not in (None, "success")
+        subtype = data.get("subtype")
+        failed = bool(data.get("is_error")) or subtype not in (None, "success")
         if failed:
-            events.append(ErrorEvent(line, message=text or str(data.get("subtype")), fatal=True))
+            reason = text or (subtype if isinstance(subtype, str) else "the result line reports an error")
+            events.append(ErrorEvent(line, message=reason, fatal=True))
         events.append(Finished(line, final_text=text, ok=not failed))
         return events
 
@@ -114,6 +123,7 @@ class ClaudeCode(Family):
     name = "claude-code"
     engines_module = "tackroom.families.claude_code.engines"
     stream = "claude stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
 

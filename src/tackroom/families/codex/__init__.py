@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line
+from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -141,6 +141,7 @@ class CodexStreamParser(StreamParser):
         # The last top-level error, while it is still codex's latest word.
         self._pending_error: str | None = None
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
@@ -196,6 +197,7 @@ class CodexStreamParser(StreamParser):
         if completed:
             output = _OUTPUTS.get(str(item.get("type")), _no_output)(item)
             events.append(ToolResult(line, call_id=call_id, output=output, is_error=_failed(item)))
+            self._started.discard(call_id or "")  # a completed item is not announced again; forget it
         return events
 
     def _completed(self, line: str, data: dict[str, Any]) -> list[Event]:
@@ -228,6 +230,7 @@ class Codex(Family):
     name = "codex"
     engines_module = "tackroom.families.codex.engines"
     stream = "codex exec --json"
+    terminal = 'its "turn.completed" or "turn.failed" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write", "reasoning"})
 

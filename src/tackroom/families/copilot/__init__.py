@@ -23,7 +23,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.errors import UnsafePathError
+from tackroom.families.base import (
+    Family,
+    StreamLineError,
+    StreamParser,
+    fresh_input,
+    int_or_none,
+    json_line,
+    obj,
+    seq,
+    tolerant,
+)
+from tackroom.paths import check_name, inside
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -35,6 +47,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+MAX_LOG_LINE = 4 * 1024 * 1024
+"""The longest session-log line read (a usage record is a few hundred bytes)."""
 
 
 def _data(record: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +81,7 @@ class CopilotStreamParser(StreamParser):
         self._final_text: str | None = None
         self._failed = False
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         record = json_line(line)
         if record is None:
@@ -102,7 +118,7 @@ class CopilotStreamParser(StreamParser):
         if text is not None:
             self._final_text = text
             events.append(AssistantText(line, text=text))
-        for request in data.get("toolRequests") or []:
+        for request in seq(data.get("toolRequests")):
             if isinstance(request, dict):
                 call = ToolCall(
                     line,
@@ -123,13 +139,13 @@ class CopilotStreamParser(StreamParser):
 
 def record_usage(usage: Any) -> Usage:
     """One ``session.usage_record``'s ``usage`` in tackroom's convention."""
-    if not isinstance(usage, dict):
-        return Usage()
+    usage = obj(usage)
     prompt = int_or_none(usage.get("inputTokens"))
     cached = int_or_none(usage.get("cacheReadTokens"))
     written = int_or_none(usage.get("cacheWriteTokens"))
     return Usage(
-        input=prompt - cached if prompt is not None and cached is not None else prompt,
+        # A prompt smaller than its cached part contradicts itself: negative here, unknown in Usage.
+        input=fresh_input(prompt, cached),
         output=int_or_none(usage.get("outputTokens")),
         cache_read=cached,
         # 0 where the wire has no cache-write figure (Chat Completions): only a positive count is one.
@@ -138,22 +154,36 @@ def record_usage(usage: Any) -> Usage:
     )
 
 
-def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def _lines(path: Path) -> Iterator[str]:
+    """The log's lines, bytes that are not UTF-8 replaced; a line longer than ``MAX_LOG_LINE`` is skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as log:
+            while line := log.readline(MAX_LOG_LINE + 1):
+                if len(line) > MAX_LOG_LINE:
+                    while line and not line.endswith(b"\n"):  # the rest of the overlong line
+                        line = log.readline(MAX_LOG_LINE + 1)
+                    continue
+                yield line.decode("utf-8", errors="replace").rstrip("\r\n")
     except OSError:
         return
-    for line in text.splitlines():
-        record = json_line(line)
-        if record is not None:
-            yield line, record
 
 
 def session_usage(events_file: Path) -> list[Event]:
-    """A usage report per model call recorded in one session's ``events.jsonl``."""
+    """A usage report per model call recorded in one session's ``events.jsonl``.
+
+    The log is the harness's own file, as hostile as its stdout: a line that
+    cannot be used becomes a non-fatal error event, and reading it stays bounded.
+    """
     reports: list[Event] = []
-    for line, record in _records(events_file):
-        if record.get("type") == "session.usage_record":
+    for line in _lines(events_file):
+        try:
+            record = json_line(line)
+        except StreamLineError as exc:
+            reports.append(
+                ErrorEvent(line, message=f"copilot session log: a line was not used: {exc}", fatal=False)
+            )
+            continue
+        if record is not None and record.get("type") == "session.usage_record":
             usage = record_usage(_data(record).get("usage"))
             if usage.reported:
                 reports.append(UsageReport(line, usage=usage, scope="turn"))
@@ -173,6 +203,7 @@ class Copilot(Family):
     name = "copilot"
     engines_module = "tackroom.families.copilot.engines"
     stream = "copilot --output-format json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})
 
@@ -191,7 +222,13 @@ class Copilot(Family):
             return []
         session = next((e.session_id for e in events if isinstance(e, SessionStarted) and e.session_id), None)
         if session is not None:
-            log = root / "session-state" / session / "events.jsonl"
+            try:
+                # The id comes from the harness's stdout: it names a directory only if it stays one.
+                log = inside(
+                    root / "session-state", check_name(session, "copilot session id"), "events.jsonl"
+                )
+            except UnsafePathError as exc:
+                return [ErrorEvent(message=f"copilot session log not read: {exc}", fatal=False)]
             return session_usage(log) if log.is_file() else []
         logs = sorted((root / "session-state").glob("*/events.jsonl"))
         return session_usage(logs[0]) if len(logs) == 1 else []

@@ -14,6 +14,7 @@ from tackroom.families.claude_code import ClaudeStreamParser
 class Cursor(Family):
     name = "cursor"
     stream = "cursor-agent stream-json (claude-style, unverified here)"
+    terminal = 'its "result" line'
 
     def parser(self) -> StreamParser:
         return ClaudeStreamParser()

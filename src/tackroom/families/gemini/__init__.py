@@ -24,7 +24,16 @@ import json
 import re
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line
+from tackroom.families.base import (
+    MAX_TEXT,
+    Family,
+    StreamParser,
+    clean,
+    fresh_input,
+    int_or_none,
+    json_line,
+    tolerant,
+)
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -38,6 +47,7 @@ from tackroom.trace.events import (
 )
 
 _OBJECT_START = re.compile(r"^\{", re.MULTILINE)
+_CANDIDATES = 20
 
 
 def gemini_usage(stats: Any) -> Usage:
@@ -66,8 +76,10 @@ class GeminiStreamParser(StreamParser):
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._raw: list[str] = []
+        self._size = 0
         self._last_text: str | None = None
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
@@ -107,7 +119,9 @@ class GeminiStreamParser(StreamParser):
         if data.get("delta") is True:
             self._parts.append(text)
             self._raw.append(line)
-            return []
+            self._size += len(text) + len(line)
+            # An endless message is handed on in pieces rather than held whole.
+            return self._flush() if self._size > MAX_TEXT else []
         events = self._flush()
         self._last_text = text
         return [*events, AssistantText(line, text=text)]
@@ -116,7 +130,7 @@ class GeminiStreamParser(StreamParser):
         if not self._parts:
             return []
         text, raw = "".join(self._parts), "\n".join(self._raw)
-        self._parts, self._raw = [], []
+        self._parts, self._raw, self._size = [], [], 0
         self._last_text = text
         return [AssistantText(raw, text=text)]
 
@@ -145,15 +159,18 @@ def json_mode_error(stderr: str) -> ErrorEvent | None:
     """The ``{"session_id", "error": {...}}`` object ``--output-format json`` prints to stderr on failure.
 
     It starts at the beginning of a line and is pretty-printed over many; the
-    stack traces gemini prints before it never start a line with ``{``.
+    stack traces gemini prints before it never start a line with ``{``. It is
+    the last thing gemini prints, so only the last few candidates are tried:
+    a stderr full of ``{`` lines must not cost a parse from each of them.
     """
     decoder = json.JSONDecoder()
-    for start in reversed([m.start() for m in _OBJECT_START.finditer(stderr)]):
+    starts = [m.start() for m in _OBJECT_START.finditer(stderr)]
+    for start in reversed(starts[-_CANDIDATES:]):
         try:
             data, end = decoder.raw_decode(stderr, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
-        message = _error_message(data.get("error")) if isinstance(data, dict) else None
+        message = _error_message(clean(data).get("error")) if isinstance(data, dict) else None
         if message is not None:
             return ErrorEvent(stderr[start:end], message=message, fatal=True)
     return None
@@ -165,6 +182,7 @@ class Gemini(Family):
     name = "gemini"
     engines_module = "tackroom.families.gemini.engines"
     stream = "gemini stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 

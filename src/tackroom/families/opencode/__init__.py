@@ -18,9 +18,10 @@ figure at all (Anthropic Messages has none), so a zero there is not a count.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.families.base import MAX_TEXT, Family, StreamParser, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -72,11 +73,15 @@ class OpencodeStreamParser(StreamParser):
 
     def __init__(self) -> None:
         self._session: str | None = None
-        self._step_text: list[str] = []
+        self._step_text: deque[str] = deque()
+        """The current step's text parts: its last ``MAX_TEXT`` characters' worth, whatever it streams."""
+        self._step_size = 0
         self._final_text: str | None = None
+        """The text of the last finished step that had any."""
         self._calls: set[str] = set()
         self._failed = False
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
@@ -85,7 +90,7 @@ class OpencodeStreamParser(StreamParser):
         part = _obj(data.get("part"))
         kind = data.get("type")
         if kind == "step_start":
-            self._step_text = []
+            self._end_step()
         elif kind == "text":
             events += self._text(line, part)
         elif kind == "tool_use":
@@ -103,7 +108,14 @@ class OpencodeStreamParser(StreamParser):
         # wrote an error. A kill or a crash without an error line is the runner's to report.
         if exit_code != 0 and not self._failed:
             return []
+        self._end_step()
         return [Finished(final_text=self._final_text, ok=exit_code == 0 and not self._failed)]
+
+    def _end_step(self) -> None:
+        if self._step_text:
+            self._final_text = "".join(self._step_text)
+        self._step_text.clear()
+        self._step_size = 0
 
     def _session_started(self, line: str, data: dict[str, Any]) -> list[Event]:
         session = data.get("sessionID")
@@ -117,7 +129,9 @@ class OpencodeStreamParser(StreamParser):
         if not isinstance(text, str) or not text:
             return []
         self._step_text.append(text)
-        self._final_text = "".join(self._step_text)
+        self._step_size += len(text)
+        while self._step_size > MAX_TEXT and len(self._step_text) > 1:
+            self._step_size -= len(self._step_text.popleft())
         return [AssistantText(line, text=text)]
 
     def _tool(self, line: str, part: dict[str, Any]) -> list[Event]:
@@ -131,10 +145,11 @@ class OpencodeStreamParser(StreamParser):
             if call_id is not None:
                 self._calls.add(call_id)
         status = state.get("status")
-        if status in _DONE:
+        if isinstance(status, str) and status in _DONE:
             output = state.get("output") if status == "completed" else state.get("error")
             text = output if isinstance(output, str) else None
             events.append(ToolResult(line, call_id=call_id, output=text, is_error=status == "error"))
+            self._calls.discard(call_id or "")  # a finished call is not announced again; forget it
         return events
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line
+from tackroom.families.base import Family, StreamParser, int_or_none, json_line, str_or_none, tolerant
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -96,13 +96,14 @@ class PiStreamParser(StreamParser):
         """The latest model failure (raw line, message) no successful call has followed yet."""
         self._finished = False
 
+    @tolerant
     def feed(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
             return []
         kind = data.get("type")
         if kind == "session":
-            return [SessionStarted(line, session_id=data.get("id"))]
+            return [SessionStarted(line, session_id=str_or_none(data.get("id")))]
         if kind == "message_end" and isinstance(data.get("message"), dict):
             return self._message_end(line, data["message"])
         if kind == "agent_end":
@@ -139,7 +140,12 @@ class PiStreamParser(StreamParser):
             if isinstance(b.get("text"), str) and b["text"]
         ]
         events += [
-            ToolCall(line, name=str(b.get("name", "")), call_id=b.get("id"), input=b.get("arguments"))
+            ToolCall(
+                line,
+                name=str_or_none(b.get("name")) or "",
+                call_id=str_or_none(b.get("id")),
+                input=b.get("arguments"),
+            )
             for b in blocks(message, "toolCall")
         ]
         usage = pi_usage(message.get("usage"))
@@ -151,7 +157,7 @@ class PiStreamParser(StreamParser):
         texts = [b["text"] for b in blocks(message, "text") if isinstance(b.get("text"), str)]
         return ToolResult(
             line,
-            call_id=message.get("toolCallId"),
+            call_id=str_or_none(message.get("toolCallId")),
             output="".join(texts) if texts else None,
             is_error=bool(message.get("isError")),
         )
@@ -188,6 +194,7 @@ class Pi(Family):
     name = "pi"
     engines_module = "tackroom.families.pi.engines"
     stream = "pi --mode json"
+    terminal = 'a terminal "agent_end" (or a failure nothing retried)'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, int_or_none
+from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, obj, seq
 from tackroom.families.claude_code import ClaudeStreamParser
 from tackroom.trace.events import ErrorEvent, Event, Finished, Usage, UsageReport
 
@@ -28,12 +28,13 @@ API_ERROR = "[API Error"
 
 def qwen_usage(data: Any) -> Usage:
     """Qwen's usage (prompt including cached tokens) in tackroom's convention (input without them)."""
-    if not isinstance(data, dict):
-        return Usage()
+    data = obj(data)
     prompt = int_or_none(data.get("input_tokens"))
     cached = int_or_none(data.get("cache_read_input_tokens"))
-    fresh = prompt - cached if prompt is not None and cached is not None else prompt
-    return Usage(input=fresh, output=int_or_none(data.get("output_tokens")), cache_read=cached)
+    # A prompt smaller than its cached part contradicts itself: fresh_input goes negative, Usage says unknown.
+    return Usage(
+        input=fresh_input(prompt, cached), output=int_or_none(data.get("output_tokens")), cache_read=cached
+    )
 
 
 def is_api_error(text: Any) -> bool:
@@ -42,10 +43,11 @@ def is_api_error(text: Any) -> bool:
 
 
 def _text_blocks(message: dict[str, Any]) -> list[str]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return [
+        b["text"]
+        for b in seq(message.get("content"))
+        if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ]
 
 
 class QwenStreamParser(ClaudeStreamParser):
@@ -78,6 +80,7 @@ class Qwen(Family):
 
     name = "qwen"
     stream = "qwen stream-json"
+    terminal = 'its "result" line'
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
 
