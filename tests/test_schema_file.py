@@ -38,7 +38,7 @@ def test_public_api() -> None:
         *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError", "UntrustedError"),
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
-        *("MockScriptError", "RunError"),
+        *("MockError", "MockScriptError", "RunError"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)

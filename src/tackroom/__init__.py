@@ -54,6 +54,7 @@ _EXPORTS = {
     "InstallError": "tackroom.errors",
     "HarnessNotFoundError": "tackroom.errors",
     "HarnessVersionError": "tackroom.errors",
+    "MockError": "tackroom.errors",
     "MockScriptError": "tackroom.errors",
     "RunError": "tackroom.errors",
 }
@@ -71,6 +72,7 @@ __all__ = [
     "HarnessNotFoundError",
     "HarnessVersionError",
     "InstallError",
+    "MockError",
     "MockScriptError",
     "MockServer",
     "OptionError",
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
         HarnessNotFoundError,
         HarnessVersionError,
         InstallError,
+        MockError,
         MockScriptError,
         OptionError,
         ProfileError,
