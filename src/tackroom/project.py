@@ -72,6 +72,7 @@ def load_project(start: Path) -> Project | None:
     ]
     if problems:
         raise ConfigError(problems)
+    from tackroom.paths import inside
     from tackroom.plan import coerce_option
 
     data = source.data
@@ -80,7 +81,7 @@ def load_project(start: Path) -> Project | None:
         file=path,
         harness=data.get("harness"),
         options={name: coerce_option(name, value) for name, value in data.get("options", {}).items()},
-        profile=path.parent / profile if profile is not None else None,
+        profile=inside(path.parent, profile) if profile is not None else None,
     )
 
 

@@ -35,11 +35,11 @@ def profile_dirs(project: Path | None, config: Path) -> list[Path]:
     """The default profile directories that exist: global first, then the project's."""
     dirs = [config / "profile"]
     if project is not None:
-        from tackroom.adapters.resolve import find_project_file
+        from tackroom.project import load_project
 
-        root = find_project_file(project)
-        base = root.parent if root is not None else project
-        dirs.append(base / PROJECT_PROFILE)
+        # The project file may name its profile directory (inside the repository).
+        found = load_project(project)
+        dirs.append(found.profile_dir if found is not None else project / PROJECT_PROFILE)
     return [d for d in dirs if d.is_dir()]
 
 
