@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tackroom.cli._output import console, print_json
+from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
@@ -57,20 +57,26 @@ def render(
         rendered = write(rendered)
     err = console(stderr=True)
     for drop in rendered.drops:
-        err.print(f"[yellow]{drop}[/]", highlight=False)
+        err.print(f"[yellow]{escape(drop)}[/]", highlight=False)
     if as_json:
         print_json(rendered.to_json() | {"written": [str(p) for p in rendered.written]})
         return
     out = console()
     verb = "wrote" if rendered.written else "would write"
     for output in rendered.outputs:
-        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), highlight=False)
+        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), markup=False)
 
 
 @app.command("import")
 def import_(
     name: str = typer.Argument(..., help="Adapter name."),
-    from_: Path = typer.Option(Path.home(), "--from", help="The home (or project, with --scope) to read."),
+    from_: Path = typer.Option(
+        Path.home(),
+        "--from",
+        exists=True,
+        file_okay=False,
+        help="The home (or project, with --scope) to read.",
+    ),
     into: Path = typer.Option(Path(".tackroom/profile"), "--into", help="Profile directory to write."),
     scope: str = typer.Option("home", "--scope", help="'home' (default) or 'project'."),
     as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
@@ -92,4 +98,6 @@ def import_(
         )
         return
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"
-    console().print(f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}")
+    console().print(
+        f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}", markup=False
+    )

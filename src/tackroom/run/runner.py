@@ -16,7 +16,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -99,10 +99,12 @@ async def arun(
     version = located.version or probe_version(resolved, located)
     check_min_version(resolved, version, located.path)
     loaded = _profile(profile, workdir, home)
-    run_dir = _new_run_dir(runs_dir or data_dir(environ) / "runs", resolved.name)
+    root = runs_dir or data_dir(environ) / "runs"
+    missing = [d for d in (root, *root.parents) if not d.exists()]
+    run_dir = _new_run_dir(root, resolved.name)
     with ExitStack() as stack:
         stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
-        with _removed_on_failure(run_dir):
+        with _removed_on_failure(run_dir, missing):
             server = _start_mock(resolved, mock, mock_text, mock_log, stack)
             url = server.base_url if server is not None else base_url
             endpoint = Endpoint(url) if url else None
@@ -182,12 +184,19 @@ def _older(version: str, minimum: str) -> bool:
 
 
 @contextmanager
-def _removed_on_failure(run_dir: Path) -> Iterator[None]:
-    """Remove ``run_dir`` if setting the run up fails: only a run whose harness started keeps one."""
+def _removed_on_failure(run_dir: Path, made: list[Path]) -> Iterator[None]:
+    """Remove ``run_dir`` if setting the run up fails: only a run whose harness started keeps one.
+
+    ``made`` are the directories above it this run created (``runs/`` on a first
+    run): they go too if nothing else is in them, so a failed run writes nothing.
+    """
     try:
         yield
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
+        for directory in made:  # deepest first; rmdir refuses one another run has used meanwhile
+            with suppress(OSError):
+                directory.rmdir()
         raise
 
 
