@@ -186,3 +186,11 @@ def test_a_run_that_started_keeps_its_result(config_dir: Path, tmp_path: Path) -
     assert result.exit_code == 3
     saved = json.loads((result.run_dir / "result.json").read_text(encoding="utf-8"))
     assert saved["exit_code"] == 3 and saved["error"] == "exit code 3: boom"
+
+
+def test_a_runs_root_that_cannot_be_made_is_an_error(fake: str, tmp_path: Path) -> None:
+    blocker = tmp_path / "data-is-a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    done = run_cli("run", fake, "hello", "--workdir", str(tmp_path), env={"XDG_DATA_HOME": str(blocker)})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("tackroom: error: cannot create a run directory in ")

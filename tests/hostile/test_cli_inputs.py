@@ -253,6 +253,12 @@ CASES = {
         code=2,
         says="--from",
     ),
+    "profile render into a file": case(
+        "profile", "render", "fake", "--into", "{home}/file.txt", code=2, says="--into"
+    ),
+    "profile import into a file": case(
+        "profile", "import", "fake", "--from", "{home}", "--into", "{home}/file.txt", code=2, says="--into"
+    ),
     # runs
     "runs show a path": case(
         "runs", "show", "../x", code=1, says="run id '../x' cannot be used as a file name"

@@ -36,7 +36,9 @@ def load(dirs: list[Path]) -> Profile:
 def render(
     name: str = typer.Argument(..., help="Adapter name."),
     profile: list[Path] = PROFILE_OPT,
-    into: Path | None = typer.Option(None, "--into", help="Write under this directory (a home layout)."),
+    into: Path | None = typer.Option(
+        None, "--into", file_okay=False, help="Write under this directory (a home layout)."
+    ),
     scope: str = typer.Option(
         "home", "--scope", help="'home' (default) or 'project' (the repo's own files)."
     ),
@@ -77,7 +79,9 @@ def import_(
         file_okay=False,
         help="The home (or project, with --scope) to read.",
     ),
-    into: Path = typer.Option(Path(".tackroom/profile"), "--into", help="Profile directory to write."),
+    into: Path = typer.Option(
+        Path(".tackroom/profile"), "--into", file_okay=False, help="Profile directory to write."
+    ),
     scope: str = typer.Option("home", "--scope", help="'home' (default) or 'project'."),
     as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
 ) -> None:

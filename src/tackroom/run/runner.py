@@ -101,7 +101,10 @@ async def arun(
     loaded = _profile(profile, workdir, home)
     root = runs_dir or data_dir(environ) / "runs"
     missing = [d for d in (root, *root.parents) if not d.exists()]
-    run_dir = _new_run_dir(root, resolved.name)
+    try:
+        run_dir = _new_run_dir(root, resolved.name)
+    except OSError as exc:  # $XDG_DATA_HOME is a file, read-only, full
+        raise RunError(f"cannot create a run directory in {str(root)!r}: {exc.strerror or exc}") from exc
     with ExitStack() as stack:
         stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
         with _removed_on_failure(run_dir, missing):
