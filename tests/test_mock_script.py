@@ -75,7 +75,7 @@ def test_script_text_and_tool_call_count() -> None:
         (lambda: Turn.call("mcp:server-only"), "is not mcp:<server>/<tool>"),
         (lambda: Turn.call("raw:"), "raw: needs a name"),
         (lambda: Turn.error(200), "HTTP status must be 400-599"),
-        (lambda: Turn.reply("x", delay_s=-1), "delay_s: must be >= 0"),
+        (lambda: Turn.reply("x", delay_s=-1), "delay_s: must be 0-3600 seconds"),
         (lambda: Turn.call("shell", disconnect_after=-1), "disconnect_after: must be >= 0"),
         (lambda: Turn("pause"), "kind: must be text, tool or error"),  # type: ignore[arg-type]
         (lambda: Usage(input=-1), "usage.input: must be a non-negative integer"),

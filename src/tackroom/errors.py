@@ -19,7 +19,8 @@ else is a bug and gets a traceback.
      ├── InstallError           a harness that could not be installed
      ├── HarnessNotFoundError   the executable is not installed and not on PATH
      ├── HarnessVersionError    the installed harness is older than the adapter's min_version
-     ├── MockScriptError        a mock model script that does not parse
+     ├── MockError              the mock model server cannot start as asked (port, address, log file)
+     │    └── MockScriptError   a mock model script that does not parse
      ├── RunError               a run that could not be started or followed
      └── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
 """
@@ -130,7 +131,11 @@ class HarnessVersionError(TackroomError):
     """The harness is older than the oldest version its adapter works with (``min_version``)."""
 
 
-class MockScriptError(TackroomError):
+class MockError(TackroomError):
+    """The mock model server cannot start as asked: a bad or taken port, an address, a log file."""
+
+
+class MockScriptError(MockError):
     """A mock model script is malformed."""
 
 

@@ -48,8 +48,12 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def harness_root(harness: str, env: Mapping[str, str] | None = None) -> Path:
-    """The managed-install directory of one harness (one subdirectory per version)."""
-    return inside(data_dir(env), "harnesses", check_name(harness, "harness name"))
+    """The managed-install directory of one harness (one subdirectory per version).
+
+    ``harnesses/`` itself may be a link (a user who keeps installs on another
+    disk); nothing below it is followed through one.
+    """
+    return inside(data_dir(env) / "harnesses", check_name(harness, "harness name"))
 
 
 def install_prefix(harness: str, version: str, env: Mapping[str, str] | None = None) -> Path:

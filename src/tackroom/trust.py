@@ -93,10 +93,26 @@ def store_dir(environ: Mapping[str, str] | None = None) -> Path:
     return data_dir(environ) / "trust"
 
 
-def covered_paths(adapters: Iterable[Adapter]) -> tuple[str, ...]:
-    """``.tackroom/profile`` and every harness's project config that a trust flag would load."""
+def covered_paths(adapters: Iterable[Adapter], profile: str = PROFILE) -> tuple[str, ...]:
+    """The project's profile (``.tackroom/profile`` unless its project file names another) and every
+    harness's project config that a trust flag would load."""
     native = {p for a in adapters for p in a.effective.get("trust", {}).get("project", ())}
-    return (PROFILE, *sorted(native))
+    return (profile, *sorted(native - {profile}))
+
+
+def profile_place(workdir: Path) -> tuple[Path, str]:
+    """(the directory a run in ``workdir`` takes its project profile from, the profile's path in it).
+
+    The repository's project file may name the profile directory (``profile = "..."``,
+    inside the repository); without one it is ``.tackroom/profile`` in ``workdir``.
+    """
+    from tackroom.project import load_project
+
+    found = load_project(workdir)
+    if found is None:
+        return Path(os.path.realpath(workdir)), PROFILE
+    root = Path(os.path.realpath(found.root))
+    return root, Path(os.path.realpath(found.profile_dir)).relative_to(root).as_posix()
 
 
 def trust(
@@ -104,7 +120,7 @@ def trust(
 ) -> TrustRecord:
     """Trust the project at ``path`` (or the nearest parent, up to the repository root, that has one)."""
     adapters = adapters if adapters is not None else _adapters(path)
-    covers = covered_paths(adapters.values())
+    covers = covered_paths(adapters.values(), profile_place(_directory(path))[1])
     directory = find_project(path, covers)
     record = TrustRecord(directory, digest(directory, covers), covers, time.time())
     _write(store_dir(environ), record)
@@ -224,18 +240,21 @@ def default_profile(
             problems += exc.problems
             continue
         if directory != config / "profile":
-            layer = _withhold(layer, directory, environ)
+            layer = _withhold(layer, directory, profile_place(project), environ)
         layers.append(layer)
     if problems:
         raise ConfigError(problems)
     return _layer(layers, tuple(str(d) for d in dirs))
 
 
-def _withhold(layer: Profile, profile_dir: Path, environ: Mapping[str, str] | None) -> Profile:
+def _withhold(
+    layer: Profile, profile_dir: Path, place: tuple[Path, str], environ: Mapping[str, str] | None
+) -> Profile:
     if not layer.hooks and not layer.mcp:
         return layer
-    state = state_of(profile_dir.parent.parent, environ)
-    if state.covers(PROFILE):
+    root, relative = place
+    state = state_of(root, environ)
+    if state.covers(relative):
         return layer
     parts = [f"hook {h.name!r}" for h in layer.hooks] + [f"MCP server {s.name!r}" for s in layer.mcp]
     note = (

@@ -132,6 +132,18 @@ def test_an_install_directory_that_is_a_link_is_not_an_install(tmp_path: Path) -
     assert managed_installs("linked") == {}
 
 
+def test_the_harnesses_directory_may_be_the_users_link_but_nothing_below_it(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "bigger-disk"
+    (elsewhere / "h" / "1.0").mkdir(parents=True)
+    (elsewhere / "h" / "1.0" / MARKER).write_text("{}", encoding="utf-8")
+    data_dir().mkdir(parents=True)
+    (data_dir() / "harnesses").symlink_to(elsewhere)
+    assert managed_installs("h") == {"1.0": data_dir() / "harnesses" / "h" / "1.0"}
+    (elsewhere / "linked").symlink_to(elsewhere / "h")
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        managed_installs("linked")
+
+
 # -- runs: adapter names become run directory names --------------------------------------------------
 
 

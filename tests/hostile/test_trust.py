@@ -286,3 +286,21 @@ def test_a_damaged_trust_record_trusts_nothing(data: bytes, tmp_path_factory: py
     assert all(s.state != "trusted" for s in trust.listing(environ))
     with pytest.raises(TrustError):
         trust.revoke(root / "elsewhere", environ=environ)
+
+
+def test_a_profile_the_project_file_names_needs_trust_too(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--dump-environ", "--replay", str(RECORDED))
+    repo = hostile_repo(tmp_path)
+    # The project file moves the profile: trust must follow it, not look at .tackroom/profile only.
+    (repo / ".tackroom" / "profile").rename(repo / "agent-setup")
+    (repo / "tackroom.toml").write_text('profile = "agent-setup"\n', encoding="utf-8")
+    result, _, _ = cli_run(repo)
+    assert files_holding(Path(result["run_dir"]), "PLANTED") == []
+    assert "REPO-RULE-MARKER" in (Path(result["run_dir"]) / "home" / ".claude" / "CLAUDE.md").read_text()
+    [note] = [n for n in result["withheld"] if "planted" in n]
+    assert "agent-setup" in note
+    trusted = run_cli("trust", str(repo))
+    assert trusted.returncode == 0, trusted.stderr
+    assert "agent-setup" in trusted.stdout
+    result, _, _ = cli_run(repo)
+    assert "PLANTED-HOOK" in (Path(result["run_dir"]) / "home" / ".claude" / "settings.json").read_text()

@@ -11,9 +11,11 @@ raised.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import os
+import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -173,6 +175,10 @@ class AdapterSet(Mapping[str, Adapter]):
         except KeyError:
             raise UnknownAdapterError(name, list(self._adapters)) from None
 
+    def __contains__(self, name: object) -> bool:
+        # Mapping's default asks __getitem__ and expects KeyError; ours raises UnknownAdapterError.
+        return name in self._adapters
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._adapters)
 
@@ -203,10 +209,13 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def operator_files(directory: Path) -> list[Path]:
     """``tackroom.toml`` then ``adapters.d/*.toml`` in name order: the files that may define adapters."""
-    files = [directory / "tackroom.toml"] if (directory / "tackroom.toml").is_file() else []
+    main = directory / "tackroom.toml"
+    # A dangling link or a directory named *.toml is listed, so the load reports it instead of
+    # silently skipping a file the operator believes is read.
+    files = [main] if main.exists() or main.is_symlink() else []
     drop_ins = directory / "adapters.d"
     if drop_ins.is_dir():
-        files += sorted(p for p in drop_ins.glob("*.toml") if p.is_file())
+        files += sorted(drop_ins.glob("*.toml"))
     return files
 
 
@@ -282,7 +291,11 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
 
 def _stat_key(parts: list[str], files: list[Path]) -> str:
     for path in files:
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError:  # gone or a dangling link: the load that follows reports it
+            parts.append("missing")
+            continue
         parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -367,14 +380,19 @@ class _Resolver:
             )
         from tackroom.project import check_project_data
 
-        for key, message in check_project_data(source.data):
+        for key, message in check_project_data(source.data, path.parent):
             self.problems.append(Problem(source.path, ".".join(key), message, source.line_of(key)))
+        harness = source.data.get("harness")
+        known = {*self.builtins, *self.operator}
+        if isinstance(harness, str) and harness and harness not in known:
+            message = f"unknown adapter {harness!r}; known adapters: {', '.join(sorted(known))}"
+            self.problems.append(Problem(source.path, "harness", message, source.line_of(("harness",))))
 
     def _read(self, path: Path, shown: str) -> TomlSource | None:
         from tackroom.adapters.tomlsource import load_toml
 
         try:
-            return load_toml(path, shown)
+            return _builtin_source(path, shown) if path.parent == BUILTIN_DIR else load_toml(path, shown)
         except ConfigError as exc:
             self.problems.extend(exc.problems)
             return None
@@ -412,44 +430,57 @@ class _Resolver:
     # -- resolving -------------------------------------------------------------------------
 
     def resolve(self) -> AdapterSet:
-        merged: dict[str, _Merged] = {}
+        merged: dict[str, _Merged | None] = {}
         for name in sorted({*self.builtins, *self.operator}):
-            result = self._merged(name, merged, ())
-            if result is not None:
-                merged[name] = result
+            self._merged(name, merged)
         adapters = {}
         for name, item in merged.items():
-            adapter = self._validate(name, item)
+            adapter = self._validate(name, item) if item is not None else None
             if adapter is not None:
                 adapters[name] = adapter
         if self.problems:
             raise ConfigError(self.problems)
         return AdapterSet(adapters, tuple(self.files))
 
-    def _merged(self, name: str, done: dict[str, _Merged], chain: tuple[str, ...]) -> _Merged | None:
-        if name in done:
-            return done[name]
+    def _merged(self, name: str, done: dict[str, _Merged | None]) -> _Merged | None:
+        """Merge ``name`` and every adapter on its ``extends`` chain into ``done``.
+
+        A loop, not recursion: an operator may write a chain of any length (a
+        1,500-long one must be an answer, not a RecursionError). A broken link
+        is reported once; every adapter above it resolves to None.
+        """
+        chain: list[str] = []
+        current = name
+        while current not in done and current not in self.builtins:
+            parent = self._parent(self.operator[current], tuple(chain))
+            chain.append(current)
+            if parent is None:
+                done.update(dict.fromkeys(chain))
+                return None
+            current = parent
+        if current not in done:
+            done[current] = self._builtin(current)
+        result = done[current]
+        for child in reversed(chain):
+            if result is not None:
+                result = result.inherit(current).overlay(self.operator[child])
+            done[child] = result
+            current = child
+        return result
+
+    def _builtin(self, name: str) -> _Merged:
+        """A built-in's table with the operator's override of it (which may not extend) on top."""
+        result = _Merged.from_table(self.builtins[name], name)
         table = self.operator.get(name)
-        if name in self.builtins:
-            result = _Merged.from_table(self.builtins[name], name)
-            if table is not None:
-                if "extends" in table.data:
-                    self._problem(
-                        table.origin(("extends",)),
-                        f"adapter.{name}.extends",
-                        f"{name!r} is a built-in: its table overrides it field by field and cannot extend",
-                    )
-                result = result.overlay(table)
+        if table is None:
             return result
-        assert table is not None
-        parent = self._parent(table, chain)
-        if parent is None:
-            return None
-        base = self._merged(parent, done, (*chain, name))
-        if base is None:
-            return None
-        done[parent] = base
-        return base.inherit(parent).overlay(table)
+        if "extends" in table.data:
+            self._problem(
+                table.origin(("extends",)),
+                f"adapter.{name}.extends",
+                f"{name!r} is a built-in: its table overrides it field by field and cannot extend",
+            )
+        return result.overlay(table)
 
     def _parent(self, table: _Table, chain: tuple[str, ...]) -> str | None:
         key = f"adapter.{table.name}.extends"
@@ -510,6 +541,17 @@ class _Resolver:
     def _report(self, name: str, item: _Merged, key: KeyPath, message: str) -> None:
         origin = item.origin_of(key)
         self.problems.append(Problem(origin.file, ".".join(("adapter", name, *key)), message, origin.line))
+
+
+@functools.cache
+def _builtin_source(path: Path, shown: str) -> TomlSource:
+    """A built-in file, parsed once per process: it ships with the package and never changes.
+
+    Callers only read it (merging deep-copies), so sharing one parse is safe.
+    """
+    from tackroom.adapters.tomlsource import load_toml
+
+    return load_toml(path, shown)
 
 
 _FAMILY_MSG = (
@@ -590,11 +632,17 @@ def _pydantic_findings(exc: Any, data: dict[str, Any]) -> list[tuple[KeyPath, st
         elif kind == "missing":
             message = f"missing required key {loc[len(key)]!r}" if len(loc) > len(key) else "missing"
         else:
-            message = f"bad value: {error['msg']} (got {error.get('input')!r})"
+            message = f"bad value: {error['msg']} (got {_short(error.get('input'))})"
         found.setdefault(key, [])
         if message not in found[key]:
             found[key].append(message)
     return [(key, "; or ".join(messages)) for key, messages in found.items()]
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a hostile value must not flood the message."""
+    text = reprlib.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _existing_prefix(loc: tuple[str, ...], data: Any) -> KeyPath:

@@ -48,6 +48,11 @@ def load_toml(path: Path, shown: str | None = None) -> TomlSource:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([Problem(name, "", f"cannot read: {exc.strerror or exc}")]) from exc
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        byte = exc.object[exc.start]
+        message = f"not UTF-8 (byte {byte:#04x} at offset {exc.start}); save the file as UTF-8"
+        raise ConfigError([Problem(name, "", message, line)]) from exc
     return parse_toml(text, name)
 
 
@@ -59,6 +64,8 @@ def parse_toml(text: str, name: str) -> TomlSource:
         line = getattr(exc, "lineno", None)
         message = getattr(exc, "msg", str(exc))
         raise ConfigError([Problem(name, "", f"TOML syntax error: {message}", line)]) from exc
+    except RecursionError as exc:  # tomli refuses nesting past 400 levels with a RecursionError
+        raise ConfigError([Problem(name, "", "arrays or tables nested too deeply")]) from exc
     return TomlSource(name, data, _Scanner(text).scan())
 
 

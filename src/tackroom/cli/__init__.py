@@ -7,12 +7,13 @@ prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
 
 from __future__ import annotations
 
+import io
 import sys
 import traceback
 
 import typer
 
-from tackroom.cli import adapters, mock, profile
+from tackroom.cli import adapters, mock, profile, runs
 from tackroom.cli.install import install_command
 from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
@@ -28,6 +29,7 @@ app = typer.Typer(
 app.add_typer(adapters.app, name="adapters")
 app.add_typer(mock.app, name="mock")
 app.add_typer(profile.app, name="profile")
+app.add_typer(runs.app, name="runs")
 app.command("probe")(probe_command)
 app.command("install")(install_command)
 app.command("run")(run_command)
@@ -46,6 +48,11 @@ def main() -> None:
     from tackroom.errors import TackroomError
 
     debug = "--debug" in sys.argv[1:]
+    for stream in (sys.stdout, sys.stderr):
+        # A path or name from outside can hold a lone surrogate (undecodable bytes in argv or a
+        # file name); printing it must show an escape, not crash the command.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app(prog_name="tackroom")
     except TackroomError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -10,9 +11,30 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps_json(data: Any, indent: int | None = 2) -> str:
+    """``data`` as JSON text that any UTF-8 stream can take.
+
+    Text from outside can hold a lone surrogate (``"\\ud83d"`` in a harness's
+    JSON), which no UTF-8 encoder writes; inside a JSON string it is written
+    as its ``\\uXXXX`` escape, which reads back as the same value.
+    """
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
 def print_json(data: Any) -> None:
     """Write ``data`` as indented JSON to stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps_json(data) + "\n")
+
+
+def escape(value: Any) -> str:
+    """``str(value)`` safe to embed in Rich markup: names from users' files may hold ``[markup]``."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(str(value))
 
 
 def console(stderr: bool = False) -> Console:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tackroom.cli._output import console, print_json
+from tackroom.cli import _params
+from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
@@ -38,13 +39,13 @@ def list_(as_json: bool = JSON_OPT) -> None:
     table = Table("name", "family", "extends", "source", "executable", "verified with", "hash")
     for row in rows:
         table.add_row(
-            row["name"],
-            row["family"],
-            row["extends"] or "",
-            row["source"],
-            row["executable"],
-            row["verified_with"] or "[dim]unverified[/]",
-            row["hash"][:12],
+            escape(row["name"]),
+            escape(row["family"]),
+            escape(row["extends"] or ""),
+            escape(row["source"]),
+            escape(row["executable"]),
+            escape(row["verified_with"]) if row["verified_with"] else "[dim]unverified[/]",
+            escape(row["hash"][:12]),
         )
     console().print(table)
 
@@ -60,12 +61,15 @@ def show(name: str = typer.Argument(..., help="Adapter name."), as_json: bool = 
 
     out = console()
     out.print(
-        f"[bold]{adapter.name}[/]  family {adapter.family}  source {adapter.source}  hash {adapter.hash}"
+        f"[bold]{escape(adapter.name)}[/]  family {escape(adapter.family)}  "
+        f"source {escape(adapter.source)}  hash {adapter.hash}"
     )
     table = Table("field", "value", "from")
     provenance = adapter.provenance
     for key, value in _leaves(adapter.effective):
-        table.add_row(key, json.dumps(value, ensure_ascii=False), provenance.get(key, "default"))
+        table.add_row(
+            escape(key), escape(json.dumps(value, ensure_ascii=False)), escape(provenance.get(key, "default"))
+        )
     out.print(table)
 
 
@@ -77,27 +81,33 @@ def diff(name: str = typer.Argument(..., help="Adapter name.")) -> None:
     base = adapters.builtin(adapter.harness)
     changes = _diff(dict(_leaves(base.effective)), dict(_leaves(adapter.effective)))
     out = console()
-    out.print(f"[bold]{name}[/] against built-in [bold]{base.name}[/]")
+    out.print(f"[bold]{escape(name)}[/] against built-in [bold]{escape(base.name)}[/]")
     if not changes:
         out.print("no differences")
     provenance = adapter.provenance
     for sign, key, old, new in changes:
-        where = provenance.get(key, "")
+        where, key, old, new = escape(provenance.get(key, "")), escape(key), _shown(old), _shown(new)
         if sign == "~":
-            out.print(f"[yellow]~ {key}[/]: {json.dumps(old)} -> {json.dumps(new)}  [dim]{where}[/]")
+            out.print(f"[yellow]~ {key}[/]: {old} -> {new}  [dim]{where}[/]")
         elif sign == "+":
-            out.print(f"[green]+ {key}[/]: {json.dumps(new)}  [dim]{where}[/]")
+            out.print(f"[green]+ {key}[/]: {new}  [dim]{where}[/]")
         else:
-            out.print(f"[red]- {key}[/]: {json.dumps(old)}")
+            out.print(f"[red]- {key}[/]: {old}")
 
 
 @app.command()
 def render(
     name: str = typer.Argument(..., help="Adapter name."),
-    prompt: str = typer.Option("<prompt>", "--prompt", "-p", help="The prompt to render."),
+    prompt: str = typer.Option(
+        "<prompt>", "--prompt", "-p", callback=_params.prompt, help="The prompt to render."
+    ),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
-    workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the run."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this model endpoint."),
+    workdir: Path = typer.Option(
+        Path(), "--workdir", exists=True, file_okay=False, help="Working directory; selects the project."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", callback=_params.base_url, help="Point the harness at this model endpoint."
+    ),
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
@@ -106,18 +116,23 @@ def render(
 ) -> None:
     """The argv, environment and adapter hash a run would use, without spawning anything.
 
-    Secret values show as ``<secret>`` and credentials in URLs as ``<redacted>``.
+    Secret values show as ``<secret>`` and credentials in URLs as ``<redacted>``. The project file
+    of --workdir applies as it would to a run: its options under --option.
     """
     from rich.markup import escape
 
+    from tackroom.adapters.resolve import load_adapters
     from tackroom.plan import Endpoint, parse_option_args
+    from tackroom.project import load_project
 
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
-    adapter = _load()[name]
+    adapter = load_adapters(project=workdir)[name]
+    options = parse_option_args(option)
+    project = load_project(workdir)
     plan = adapter.plan(
         prompt,
-        options=parse_option_args(option),
+        options=project.options_with(options) if project is not None else options,
         workdir=workdir,
         home=Path("<run>/home") if home == "isolated" else None,
         endpoint=Endpoint(base_url, api_key_env=api_key_env) if base_url else None,
@@ -137,9 +152,9 @@ def render(
     out.print("  " + shlex.join(data["argv"]), markup=False)
     out.print("[bold]env[/]")
     for key, value in sorted(data["env"].items()):
-        out.print(f"  {escape(f'{key}={value}')}  [dim]{data['env_sources'][key]}[/]")
+        out.print(f"  {escape(key)}={escape(value)}  [dim]{escape(data['env_sources'][key])}[/]")
     for staged in data["files"]:
-        out.print(f"[bold]file[/] {escape(staged['path'])} ({staged['format']})")
+        out.print(f"[bold]file[/] {escape(staged['path'])} ({escape(staged['format'])})")
 
 
 @app.command()
@@ -169,6 +184,10 @@ def _client_version(adapter: Adapter) -> str:
     located = locate(adapter)
     version = probe_version(adapter, located) if located else None
     return version or "unknown"
+
+
+def _shown(value: Any) -> str:
+    return escape(json.dumps(value, ensure_ascii=False))
 
 
 def _escape(value: str) -> str:

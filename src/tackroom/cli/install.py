@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from tackroom.cli._output import console, print_json
+from tackroom.cli._output import console, escape, print_json
 
 
 def install_command(
@@ -37,7 +37,7 @@ def install_command(
         if all_ and (adapter.spec.install is None or adapter.spec.verified_with is None):
             why = "no install recipe" if adapter.spec.install is None else "never verified: no pinned version"
             results.append({"adapter": adapter.name, "skipped": why})
-            out.print(f"[dim]- {adapter.name}: skipped ({why})[/]")
+            out.print(f"[dim]- {escape(adapter.name)}: skipped ({why})[/]")
             continue
         try:
             results.append(_one(adapter, version, out).to_json())
@@ -46,7 +46,7 @@ def install_command(
                 raise
             failed += 1
             results.append({"adapter": adapter.name, "error": str(exc)})
-            out.print(f"[red]x {adapter.name}[/]: {exc}")
+            out.print(f"[red]x {escape(adapter.name)}[/]: {escape(exc)}")
     if as_json:
         print_json(results)
     if failed:
@@ -67,12 +67,12 @@ def _check_version(version: str) -> None:
 def _one(adapter: Any, version: str | None, out: Any) -> Any:
     from tackroom.install import install
 
-    with out.status(f"installing {adapter.name}") as status:
-        done = install(adapter, version, progress=lambda line: status.update(f"{adapter.name}: {line[:100]}"))
+    name = escape(adapter.name)
+    with out.status(f"installing {name}") as status:
+        done = install(adapter, version, progress=lambda line: status.update(f"{name}: {escape(line[:100])}"))
+    what = f"{escape(done.adapter)} {escape(done.version)}"
     if done.already:
-        out.print(f"[green]✓[/] {done.adapter} {done.version} already installed ({done.executable})")
+        out.print(f"[green]✓[/] {what} already installed ({escape(done.executable)})")
     else:
-        out.print(
-            f"[green]✓[/] {done.adapter} {done.version} installed in {done.seconds:.1f}s ({done.executable})"
-        )
+        out.print(f"[green]✓[/] {what} installed in {done.seconds:.1f}s ({escape(done.executable)})")
     return done

@@ -23,7 +23,7 @@ def _group() -> None:
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 0,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on; 0 picks a free one.")] = 0,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     script: Annotated[Path | None, typer.Option(help="Script file (.toml or .json).")] = None,
     text: Annotated[str | None, typer.Option(help="Answer every request with this text.")] = None,
@@ -35,13 +35,9 @@ def serve(
 
     if script is not None and text is not None:
         raise typer.BadParameter("give --script or --text, not both")
-    # A bad script or vocabulary raises MockScriptError, which the tackroom CLI edge reports.
+    # A bad script, vocabulary, address or log file raises a MockError, which the CLI edge reports.
     mock = MockServer(_script(script, text), tools=_vocabulary(tools), log_path=log, host=host, port=port)
-    try:
-        mock.start()
-    except OSError as exc:  # port taken, address not local: the user's to fix
-        typer.echo(f"tackroom: error: cannot listen on {host}:{port}: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    mock.start()
     typer.echo(mock.base_url)
     try:
         _wait_for_signal()

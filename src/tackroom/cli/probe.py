@@ -7,13 +7,14 @@ from pathlib import Path
 
 import typer
 
-from tackroom.cli._output import console, print_json
+from tackroom.cli import _params
+from tackroom.cli._output import console, escape, print_json
 
 
 def probe_command(
     name: str = typer.Argument(..., help="Adapter name."),
     capability: list[str] = typer.Option([], "--capability", "-c", help="Only these (default: all six)."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per run."),
+    timeout: float = typer.Option(120.0, "--timeout", callback=_params.seconds, help="Seconds per run."),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
 ) -> None:
     """Run capability probes: rules, skills, mcp, commands, subagents, hooks."""
@@ -28,7 +29,7 @@ def probe_command(
     with tempfile.TemporaryDirectory(prefix="tackroom-probe-") as scratch:
         status = console(stderr=True)
         for cap in capability or CAPABILITIES:
-            with status.status(f"probing {name} {cap}"):
+            with status.status(f"probing {escape(name)} {escape(cap)}"):
                 rows.append(probe(adapter, cap, Probe(Path(scratch), timeout_s=timeout)))
     if as_json:
         print_json([row.to_json() for row in rows])
@@ -38,7 +39,8 @@ def probe_command(
         table = Table("capability", "status", "version", "checks", "detail")
         for row in rows:
             checks = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in row.checks.items())
-            table.add_row(row.capability, row.status, row.version or "", checks, row.detail)
+            cells = (row.capability, row.status, row.version or "", checks, row.detail)
+            table.add_row(*map(escape, cells))
         console().print(table)
     if any(row.status == "failed" for row in rows):
         raise typer.Exit(1)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tackroom.cli._output import console, print_json
+from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
@@ -39,14 +39,15 @@ def load(dirs: list[Path]) -> Profile:
 def render(
     name: str = typer.Argument(..., help="Adapter name."),
     profile: list[Path] = PROFILE_OPT,
-    into: Path | None = typer.Option(None, "--into", help="Write under this directory (a home layout)."),
+    into: Path | None = typer.Option(
+        None, "--into", file_okay=False, help="Write under this directory (a home layout)."
+    ),
     scope: str = typer.Option(
         "home", "--scope", help="'home' (default) or 'project' (the repo's own files)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print what was rendered as JSON."),
 ) -> None:
     """Render the profile for one harness; without --into or --scope project, only show the plan."""
-    from rich.markup import escape
 
     from tackroom.adapters.resolve import load_adapters
     from tackroom.profile.render import plan_render, write
@@ -76,8 +77,16 @@ def render(
 @app.command("import")
 def import_(
     name: str = typer.Argument(..., help="Adapter name."),
-    from_: Path = typer.Option(Path.home(), "--from", help="The home (or project, with --scope) to read."),
-    into: Path = typer.Option(Path(".tackroom/profile"), "--into", help="Profile directory to write."),
+    from_: Path = typer.Option(
+        Path.home(),
+        "--from",
+        exists=True,
+        file_okay=False,
+        help="The home (or project, with --scope) to read.",
+    ),
+    into: Path = typer.Option(
+        Path(".tackroom/profile"), "--into", file_okay=False, help="Profile directory to write."
+    ),
     scope: str = typer.Option("home", "--scope", help="'home' (default) or 'project'."),
     as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
 ) -> None:

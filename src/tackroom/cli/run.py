@@ -15,14 +15,16 @@ import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
+from tackroom.cli import _params
 from tackroom.cli._live import Live, jsonl_event, jsonl_result, safe, write_json
 from tackroom.cli._output import console
 
 if TYPE_CHECKING:
+    from tackroom.profile.model import Profile
     from tackroom.run.result import Result
 
 # Ctrl-C is asyncio.run's own (it cancels the run and raises KeyboardInterrupt: exit 130).
@@ -30,29 +32,43 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def run_command(
-    name: str = typer.Argument(..., help="Adapter name."),
-    prompt: str = typer.Argument(..., help="The prompt."),
+    words: list[str] = typer.Argument(
+        ..., metavar="[NAME] PROMPT", help="Adapter name (default: the project's harness), then the prompt."
+    ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model (same as --option model=M)."),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
-    mock: Path | None = typer.Option(None, "--mock", help="Answer from this mock script (TOML or JSON)."),
+    mock: Path | None = typer.Option(
+        None, "--mock", exists=True, dir_okay=False, help="Answer from this mock script (TOML or JSON)."
+    ),
     mock_text: str | None = typer.Option(None, "--mock-text", help="Answer with this text from the mock."),
-    base_url: str | None = typer.Option(None, "--base-url", help="Point the harness at this endpoint."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", callback=_params.base_url, help="Point the harness at this endpoint."
+    ),
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
-    mock_log: Path | None = typer.Option(None, "--mock-log", help="Write every mock request as JSONL."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the run is killed."),
-    workdir: Path = typer.Option(Path(), "--workdir", help="Working directory of the harness."),
+    mock_log: Path | None = typer.Option(
+        None, "--mock-log", dir_okay=False, help="Write every mock request as JSONL."
+    ),
+    timeout: float = typer.Option(
+        600.0, "--timeout", callback=_params.seconds, help="Seconds before the run is killed."
+    ),
+    workdir: Path = typer.Option(
+        Path(), "--workdir", exists=True, file_okay=False, help="Working directory; selects the project."
+    ),
     home: str = typer.Option("isolated", "--home", help="'isolated' (default) or 'real'."),
     credentials: bool = typer.Option(False, "--credentials", help="Copy the harness's real config in."),
     profile: list[Path] = typer.Option(
-        [], "--profile", help="Profile to render into the run's home (default: global + .tackroom/profile)."
+        [], "--profile", help="Profile to render into the run's home (default: global + the project's)."
     ),
     no_profile: bool = typer.Option(False, "--no-profile", help="Render no profile, not even the default."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     events: bool = typer.Option(False, "--events", help="Stream normalized events as JSONL."),
 ) -> None:
-    """Run a harness headless; exit with its exit code (1 on a model failure it hid)."""
+    """Run a harness headless; exit with its exit code (1 on a model failure it hid).
+
+    `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names.
+    """
     from tackroom.plan import parse_option_args
     from tackroom.run.runner import arun
 
@@ -60,17 +76,13 @@ def run_command(
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
     if sum(x is not None for x in (mock, mock_text, base_url)) > 1:
         raise typer.BadParameter("choose one of --mock, --mock-text and --base-url")
+    if profile and no_profile:
+        raise typer.BadParameter("give --profile or --no-profile, not both")
+    name, prompt = _name_and_prompt(words, workdir)
     options: dict[str, Any] = parse_option_args(option)
     if model:
         options["model"] = model
     live = None if as_json or events else Live(console())
-    loaded = None
-    if profile or (not no_profile and home == "isolated"):
-        from tackroom.cli.profile import load
-
-        # The default profile (global + project) applies to isolated runs; an empty one renders nothing.
-        loaded = load(profile)
-        loaded = loaded if loaded or loaded.withheld else None
     result = _until_signal(
         arun(
             name,
@@ -86,7 +98,7 @@ def run_command(
             home="real" if home == "real" else "isolated",
             credentials=credentials,
             on_event=jsonl_event if events else (live.event if live else None),
-            profile=loaded,
+            profile=_profile(profile, no_profile),
         )
     )
     if result.dropped or result.withheld:
@@ -146,6 +158,32 @@ def _stop(task: asyncio.Task[Result], number: int, received: list[int]) -> None:
     # A second signal while the first is being handled stops the cleanup's graceful part too.
     received.append(number)
     task.cancel()
+
+
+def _name_and_prompt(words: list[str], workdir: Path) -> tuple[str | None, str]:
+    """``NAME PROMPT``, or ``PROMPT`` alone for the project's harness (a lone adapter name lacks one)."""
+    if len(words) > 2:
+        raise typer.BadParameter(
+            f"expected [NAME] PROMPT, got {len(words)} words: quote the prompt", param_hint="[NAME] PROMPT"
+        )
+    _params.prompt(words[-1])
+    if len(words) == 2:
+        return words[0], words[1]
+    from tackroom.adapters.resolve import load_adapters
+
+    if words[0] in load_adapters(project=workdir):
+        raise typer.BadParameter(f"missing PROMPT after the adapter name {words[0]!r}", param_hint="PROMPT")
+    return None, words[0]
+
+
+def _profile(dirs: list[Path], no_profile: bool) -> Profile | Literal["default"] | None:
+    if no_profile:
+        return None
+    if not dirs:
+        return "default"  # the global profile and the project's, for isolated runs
+    from tackroom.cli.profile import load
+
+    return load(dirs) or None
 
 
 def _exit_code(result: Result) -> int:

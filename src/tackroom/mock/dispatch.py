@@ -77,6 +77,13 @@ def _generate(wire: Wire, target: str, body: dict[str, Any], setup: Setup) -> Ou
     return Outcome(200, (_encode(wire.complete(reply.content, reply.usage, ex)),), **facts, **faults)
 
 
+def rejection(status: int, message: str) -> Outcome:
+    """The answer to a request the mock could not read (bad framing, too large, bad JSON)."""
+    text = f"MOCK: {message}"
+    body = {"error": {"type": "invalid_request_error", "message": text}}
+    return _json(status, body, {"kind": "rejected", "status": status, "message": text})
+
+
 def _json(status: int, body: Any, answer: dict[str, Any], wire: str | None = None) -> Outcome:
     return Outcome(status, (_encode(body),), wire=wire, answer=answer)
 

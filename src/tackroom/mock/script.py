@@ -39,6 +39,9 @@ DEFAULT_TEXT = "MOCK-REPLY-OK"
 SIDE_TEXT = "MOCK-SIDE-REPLY"
 """What a side request (no tools offered: titles, memory extraction) gets instead of a tool call."""
 
+MAX_DELAY_S = 3600.0
+"""The longest scripted delay: an hour is longer than any client waits (inf would never answer)."""
+
 DEFAULT_INPUT_TOKENS = 1234
 DEFAULT_OUTPUT_TOKENS = 56
 DEFAULT_CACHE_READ_TOKENS = 78
@@ -122,8 +125,8 @@ def _turn_problem(turn: Turn) -> str | None:
         return problem
     if turn.kind == "error" and not 400 <= turn.status <= 599:
         return f"error: HTTP status must be 400-599, got {turn.status!r}"
-    if turn.delay_s < 0:
-        return f"delay_s: must be >= 0, got {turn.delay_s!r}"
+    if not 0 <= turn.delay_s <= MAX_DELAY_S:  # also refuses nan, which compares false to everything
+        return f"delay_s: must be 0-{MAX_DELAY_S:g} seconds, got {turn.delay_s!r}"
     if turn.disconnect_after is not None and turn.disconnect_after < 0:
         return f"disconnect_after: must be >= 0, got {turn.disconnect_after!r}"
     return None
@@ -185,8 +188,20 @@ def _read(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, ValueError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise MockScriptError(f"{path}: {exc}") from exc
+    # TOMLDecodeError, JSONDecodeError and UnicodeDecodeError are ValueErrors; deep nesting recurses.
+    except (OSError, ValueError, RecursionError) as exc:
+        raise MockScriptError(f"{path}: {read_problem(exc)}") from exc
+
+
+def read_problem(exc: BaseException) -> str:
+    """Why a script or vocabulary file could not be read, in words for its author."""
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save it as UTF-8"
+    if isinstance(exc, RecursionError):
+        return "arrays or tables nested too deeply"
+    return str(exc)
 
 
 def _parse_turn(index: int, raw: Any, problems: list[str]) -> Turn | None:

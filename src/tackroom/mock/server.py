@@ -8,19 +8,20 @@ every client, which is what a mid-stream disconnect has to look like.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
+import math
 import socket
 import threading
 import time
-import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, cast
 
-from tackroom.mock.dispatch import Outcome, Setup, dispatch
+from tackroom.errors import MockError
+from tackroom.mock.dispatch import Outcome, Setup, dispatch, rejection
+from tackroom.mock.framing import Rejected, parse_json, read_body
 from tackroom.mock.record import RecordedRequest, Recorder, all_strings, conversation_texts, redact
 from tackroom.mock.script import Script
 from tackroom.mock.vocabulary import ToolVocabulary
@@ -28,17 +29,27 @@ from tackroom.mock.wires import route
 from tackroom.mock.wires.base import OfferedTool
 
 _STOP_GRACE_S = 5.0
+_READ_TIMEOUT_S = 30.0
+"""Seconds a client may take to send a request body before it is answered 408."""
 _POLL_S = 0.02
 """How often serve_forever checks for shutdown: stop() waits up to this long (default 0.5 s)."""
 
 
+_BACKLOG = 1024
+"""Pending connections the kernel queues (socketserver's default of 5 reset 38 % of 200 clients)."""
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = _BACKLOG
 
-    def __init__(self, address: tuple[str, int], setup: Setup, recorder: Recorder) -> None:
+    def __init__(
+        self, address: tuple[str, int], setup: Setup, recorder: Recorder, read_timeout_s: float
+    ) -> None:
         super().__init__(address, _Handler)
         self.setup = setup
         self.recorder = recorder
+        self.read_timeout_s = read_timeout_s
         self.stopping = threading.Event()
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
@@ -76,29 +87,49 @@ class _Handler(BaseHTTPRequestHandler):
         return cast(_HTTPServer, self.server)
 
     def do_GET(self) -> None:
-        self._serve(b"")
+        self._serve()
 
-    def do_POST(self) -> None:
-        self._serve(self._read_body())
+    # Every common method is read, answered (404 where the mock has no route) and recorded;
+    # anything more exotic gets the stdlib's 501, recorded through send_error.
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log: the library never prints."""
 
-    def _serve(self, raw: bytes) -> None:
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A request the stdlib refused (bad request line or headers, unknown method) is recorded too."""
+        answer = {"kind": "rejected", "status": code, "message": message}
+        self._record(Outcome(code, (), answer=answer), None, time.time())
+        super().send_error(code, message, explain)
+
+    def _serve(self) -> None:
         started, received_at = time.perf_counter(), time.time()
-        body = _parse(raw)
         try:
-            outcome = dispatch(
-                route(self.command, self.path), self.command, self.path, body, self._server.setup
-            )
+            body = parse_json(self._read_body())
+        except Rejected as rejected:
+            # The stream can no longer be trusted to be at a request boundary.
+            self.close_connection = True
+            outcome, body = rejection(rejected.status, rejected.message), None
+        else:
+            outcome = self._dispatch(body)
+        record = self._record(outcome, body, received_at)
+        self._send(outcome, lambda: setattr(record, "latency_s", time.perf_counter() - started))
+
+    def _dispatch(self, body: Any) -> Outcome:
+        method = "GET" if self.command == "HEAD" else self.command  # HEAD: GET's answer, headers only
+        try:
+            return dispatch(route(method, self.path), method, self.path, body, self._server.setup)
         except Exception as exc:  # a mock bug must reach the test as an answer, not a hang
             crash = json.dumps({"error": {"message": f"MOCK crashed: {exc!r}"}}).encode()
-            outcome = Outcome(500, (crash,), answer={"kind": "crash", "error": repr(exc)})
+            return Outcome(500, (crash,), answer={"kind": "crash", "error": repr(exc)})
+
+    def _record(self, outcome: Outcome, body: Any, received_at: float) -> RecordedRequest:
+        headers = getattr(self, "headers", None)
         record = RecordedRequest(
             seq=0,
-            method=self.command,
-            path=self.path,
-            headers=redact(self.headers.items()),
+            method=self.command or "",
+            path=getattr(self, "path", ""),
+            headers=redact(headers.items()) if headers is not None else {},
             body=body,
             wire=outcome.wire,
             turn=outcome.turn,
@@ -107,28 +138,17 @@ class _Handler(BaseHTTPRequestHandler):
             received_at=received_at,
         )
         self._server.recorder.add(record)
-        self._send(outcome, lambda: setattr(record, "latency_s", time.perf_counter() - started))
+        return record
 
     def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            raw = self._read_chunked()
-        else:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        encoding = self.headers.get("Content-Encoding", "").lower()
-        if encoding == "gzip":
-            return gzip.decompress(raw)
-        if encoding == "deflate":
-            return zlib.decompress(raw)
-        return raw
-
-    def _read_chunked(self) -> bytes:
-        parts = []
-        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-            parts.append(self.rfile.read(size))
-            self.rfile.readline()
-        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers
-            pass
-        return b"".join(parts)
+        """The body, read with a deadline: a client that stops sending mid-body gets a 408."""
+        self.connection.settimeout(self._server.read_timeout_s)
+        try:
+            return read_body(self.rfile, self.headers, self.command)
+        except TimeoutError as exc:
+            raise Rejected(408, f"body not received within {self._server.read_timeout_s:g}s") from exc
+        finally:
+            self.connection.settimeout(None)
 
     def _send(self, outcome: Outcome, last_byte: Callable[[], None]) -> None:
         """Write the answer; ``last_byte`` runs just before the final write, so a client that
@@ -140,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(sum(len(c) for c in outcome.chunks)))
         if outcome.streamed:
             self.send_header("Cache-Control", "no-cache")
-        chunks = _sent_chunks(outcome)
+        chunks = _sent_chunks(outcome) if self.command != "HEAD" else ()
         if not chunks:
             last_byte()
         self.end_headers()
@@ -167,16 +187,6 @@ def _sent_chunks(outcome: Outcome) -> tuple[bytes, ...]:
     return outcome.chunks[:cut] if outcome.streamed else ()
 
 
-def _parse(raw: bytes) -> Any:
-    if not raw:
-        return None
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 class MockServer:
     """A keyless scripted model server on ``host:port`` (port 0 picks a free one).
 
@@ -191,19 +201,38 @@ class MockServer:
         log_path: str | Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        read_timeout_s: float = _READ_TIMEOUT_S,
     ) -> None:
+        if not isinstance(host, str) or not host.strip():
+            raise MockError("host must name an address to bind, e.g. 127.0.0.1 (an empty one means all)")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise MockError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
+        if not math.isfinite(read_timeout_s) or read_timeout_s <= 0:
+            raise MockError(f"read_timeout_s must be a positive number of seconds, got {read_timeout_s!r}")
         self._setup = Setup(script, tools or ToolVocabulary())
-        self._recorder = Recorder(Path(log_path) if log_path is not None else None)
+        self._log_path = Path(log_path) if log_path is not None else None
+        self._recorder = Recorder(self._log_path)
         self._address = (host, port)
+        self._read_timeout_s = read_timeout_s
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> Self:
-        """Bind the socket and serve in a background thread."""
+        """Bind the socket and serve in a background thread (:class:`MockError` when it cannot)."""
         if self._httpd is not None:
             return self
-        self._recorder.open()
-        self._httpd = _HTTPServer(self._address, self._setup, self._recorder)
+        try:
+            self._recorder.open()
+        except OSError as exc:
+            raise MockError(
+                f"cannot open the mock log {str(self._log_path)!r}: {exc.strerror or exc}"
+            ) from exc
+        host, port = self._address
+        try:
+            self._httpd = _HTTPServer(self._address, self._setup, self._recorder, self._read_timeout_s)
+        except (OSError, OverflowError, ValueError) as exc:  # taken, not local, not an address
+            self._recorder.close()
+            raise MockError(f"cannot listen on {host}:{port}: {exc}") from exc
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(_POLL_S,), name="tackroom-mock", daemon=True
         )

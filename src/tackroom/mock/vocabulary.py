@@ -83,8 +83,10 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise MockScriptError(f"{path}: {exc}") from exc
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not TOML, too deep
+        from tackroom.mock.script import read_problem  # script imports this module
+
+        raise MockScriptError(f"{path}: {read_problem(exc)}") from exc
     problems = [f"{path}: unknown key {k!r}" for k in data if k not in {"mcp", "tools"}]
     tools: dict[str, ToolName] = {}
     for neutral, spec in _table(data.get("tools", {}), f"{path}: tools", problems).items():

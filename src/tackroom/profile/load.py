@@ -49,15 +49,17 @@ def profile_dirs(project: Path | None, config: Path) -> list[Path]:
     """The default profile directories that exist: global first, then the project's."""
     dirs = [config / "profile"]
     if project is not None:
-        from tackroom.adapters.resolve import find_project_file
+        from tackroom.project import load_project
 
-        root = find_project_file(project)
-        base = root.parent if root is not None else project
+        # The project file may name its profile directory (checked inside the repository there).
+        found = load_project(project)
+        base = found.root if found is not None else project
+        relative = found.profile_dir.relative_to(found.root) if found is not None else PROJECT_PROFILE
         try:
             # A repository's ".tackroom" may be a planted link: never read a profile through it.
-            dirs.append(inside(base, PROJECT_PROFILE))
+            dirs.append(inside(base, relative))
         except UnsafePathError as exc:
-            raise ConfigError([Problem(str(base / PROJECT_PROFILE), "", f"not read: {exc}")]) from exc
+            raise ConfigError([Problem(str(base / relative), "", f"not read: {exc}")]) from exc
     return [d for d in dirs if d.is_dir()]
 
 

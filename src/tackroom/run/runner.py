@@ -9,22 +9,27 @@ harness's own home, a private TMPDIR, the raw stdout, the parsed events and
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import secrets
+import shutil
 import time
-from collections.abc import Mapping
-from contextlib import ExitStack
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
-from tackroom.errors import HarnessNotFoundError, ProfileError, RunError
-from tackroom.harnesses import data_dir, locate, probe_version
+from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError
+from tackroom.harnesses import data_dir, locate, probe_version, version_key
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
+from tackroom.project import Project, load_project
 from tackroom.run.home import prepare_home, remove_copies, stage_files
 from tackroom.run.result import Result, save
 from tackroom.run.session import EventCallback, execute
+from tackroom.run.store import holding
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
@@ -34,13 +39,13 @@ if TYPE_CHECKING:
 HomeMode = Literal["isolated", "real"]
 
 
-def run(adapter: str | Adapter, prompt: str, **kwargs: Any) -> Result:
+def run(adapter: str | Adapter | None, prompt: str, **kwargs: Any) -> Result:
     """Run a harness to completion (see :func:`arun` for the arguments)."""
     return asyncio.run(arun(adapter, prompt, **kwargs))
 
 
 async def arun(
-    adapter: str | Adapter,
+    adapter: str | Adapter | None,
     prompt: str,
     *,
     options: Mapping[str, Any] | None = None,
@@ -57,9 +62,14 @@ async def arun(
     adapters: AdapterSet | None = None,
     runs_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
-    profile: Profile | None = None,
+    profile: Profile | Literal["default"] | None = "default",
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
+
+    The repository holding ``workdir`` may have a project file
+    (``tackroom.toml``): with ``adapter=None`` its ``harness`` is run, its
+    ``[options]`` apply under ``options`` (an option given here wins), and its
+    ``profile`` names the project's profile directory.
 
     ``mock`` (a script, or a script file) or ``mock_text`` starts the keyless
     mock model and points the harness at it (a running ``MockServer`` is used
@@ -71,51 +81,63 @@ async def arun(
     adapter's ``env.pass``). ``home="real"`` runs against the caller's real
     home; ``credentials=True`` copies the harness's real config dirs into the
     isolated home first, and takes them out again when the run ends, however
-    it ends. ``profile`` is rendered natively into the isolated home before the
-    harness starts; what the harness cannot express is dropped by name
-    (``Result.dropped``). A ``${VAR}`` its MCP servers and hooks reference
-    reaches the harness only through the allowlist or the adapter's
-    ``env.pass``; what was kept back, and why, is in ``Result.withheld``.
+    it ends.
+
+    ``profile`` is rendered natively into the isolated home before the harness
+    starts: ``"default"`` is the global profile plus the project's (isolated
+    runs only; the project's hooks and MCP servers only once the user trusted
+    it, ``tackroom trust``), None is none. What the harness cannot express is
+    dropped by name (``Result.dropped``). A ``${VAR}`` its MCP servers and
+    hooks reference reaches the harness only through the allowlist or the
+    adapter's ``env.pass``; what was kept back, and why, is in
+    ``Result.withheld``.
+
+    A run that fails before its harness starts (an unknown adapter, a missing
+    or too old harness, a bad profile, a plan error) leaves no run directory.
     """
     environ = os.environ if environ is None else environ
-    workdir = (workdir or Path.cwd()).resolve()
-    resolved = _resolve(adapter, adapters, workdir)
+    workdir = _workdir(workdir)
+    _check_run_values(
+        timeout_s, mock is not None or mock_text is not None, base_url, credentials, api_key_env
+    )
+    project = load_project(workdir)
+    resolved = _resolve(adapter, adapters, workdir, project)
+    options = project.options_with(options) if project is not None else options
     located = locate(resolved, environ)
     if located is None:
         raise HarnessNotFoundError(
             f"{resolved.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
             f"not on PATH: run `tackroom install {resolved.name}`"
         )
-    mocked = mock is not None or mock_text is not None
-    if mocked and base_url is not None:
-        raise RunError("choose one model endpoint: a mock script, mock text, or a base URL")
-    if mocked and credentials:
-        raise RunError(
-            "a run against the mock gets no real credential: drop --credentials (credentials=True), or point "
-            "the harness at a real endpoint with --base-url"
-        )
-    if api_key_env is not None and base_url is None:
-        raise RunError("--api-key-env names the key for --base-url; give the endpoint too")
-    run_dir = _new_run_dir(runs_dir or data_dir(environ) / "runs", resolved.name)
+    version = located.version or probe_version(resolved, located)
+    check_min_version(resolved, version, located.path)
+    loaded = _profile(profile, workdir, home, environ)
+    root = runs_dir or data_dir(environ) / "runs"
+    missing = [d for d in (root, *root.parents) if not d.exists()]
+    try:
+        run_dir = _new_run_dir(root, resolved.name)
+    except OSError as exc:  # $XDG_DATA_HOME is a file, read-only, full
+        raise RunError(f"cannot create a run directory in {str(root)!r}: {exc.strerror or exc}") from exc
     with ExitStack() as stack:
-        server = _start_mock(resolved, mock, mock_text, mock_log, stack)
-        endpoint = _endpoint(server, base_url, api_key_env)
-        run_home = run_dir / "home" if home == "isolated" else None
-        plan = resolved.plan(
-            prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
-        )
-        copied: list[Path] = []
-        stack.callback(remove_copies, copied)
-        prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
-        stage_files(plan.files, run_home)
-        env = plan.environ()
-        dropped, withheld = _render_profile(profile, resolved, run_home, workdir, environ, env, endpoint)
-        if located.bin_dir is not None:
-            # A managed install's runtime (node, bun) comes first, as it was installed with.
-            env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
-        argv = [str(located.path), *plan.argv[1:]]
+        stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
+        with _removed_on_failure(run_dir, missing):
+            server = _start_mock(resolved, mock, mock_text, mock_log, stack)
+            endpoint = _endpoint(server, base_url, api_key_env)
+            run_home = run_dir / "home" if home == "isolated" else None
+            plan = resolved.plan(
+                prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
+            )
+            copied: list[Path] = []
+            stack.callback(remove_copies, copied)
+            prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
+            stage_files(plan.files, run_home)
+            env = plan.environ()
+            dropped, withheld = _render_profile(loaded, resolved, run_home, workdir, environ, env, endpoint)
+            if located.bin_dir is not None:
+                # A managed install's runtime (node, bun) comes first, as it was installed with.
+                env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+            argv = [str(located.path), *plan.argv[1:]]
         result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
-        version = located.version or probe_version(resolved, located)
         result = replace(
             result,
             argv=(str(located.path), *plan.shown_argv()[1:]),
@@ -141,6 +163,111 @@ def _explained(result: Result, untrusted: str | None) -> str | None:
     if result.ok or untrusted is None:
         return result.error
     return f"{result.error} ({untrusted})" if result.error else untrusted
+
+
+def _workdir(workdir: Path | None) -> Path:
+    path = (workdir or Path.cwd()).resolve()
+    if not path.is_dir():
+        raise RunError(f"working directory {str(path)!r} is not a directory: create it or pass another")
+    return path
+
+
+def _check_run_values(
+    timeout_s: float, mock: bool, base_url: str | None, credentials: bool, api_key_env: str | None
+) -> None:
+    """Refuse values that would make a run wait forever, end at once, go nowhere, or leak a credential."""
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s < math.inf:
+        raise RunError(f"timeout must be a positive, finite number of seconds, got {timeout_s!r}")
+    if mock and base_url is not None:
+        raise RunError("choose one model endpoint: a mock script, mock text, or a base URL")
+    if mock and credentials:
+        raise RunError(
+            "a run against the mock gets no real credential: drop --credentials (credentials=True), or point "
+            "the harness at a real endpoint with --base-url"
+        )
+    if api_key_env is not None and base_url is None:
+        raise RunError("--api-key-env names the key for --base-url; give the endpoint too")
+    if base_url is not None:
+        check_base_url(base_url)
+
+
+def check_base_url(url: str) -> str:
+    """``url`` if a harness can be pointed at it (``http(s)://host[:port][/path]``), else a RunError."""
+    if not _http_url(url):
+        raise RunError(f"base URL {url!r} is not an http(s)://host[:port][/path] URL")
+    return url
+
+
+def _http_url(url: str) -> bool:
+    if any(c.isspace() or ord(c) < 32 for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError when not a number in 0-65535
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
+
+
+def check_min_version(adapter: Adapter, version: str | None, path: Path) -> None:
+    """:class:`HarnessVersionError` when the harness is older than the adapter's ``min_version``.
+
+    A version that could not be read is not refused (it was not observed to be old).
+    """
+    minimum = adapter.effective.get("min_version")
+    if minimum is None or version is None or _older(version, str(minimum)) is False:
+        return
+    verified = adapter.verified_with
+    fix = f"run `tackroom install {adapter.name}`" + (f" (installs {verified})" if verified else "")
+    raise HarnessVersionError(
+        f"{adapter.harness} {version} ({path}) is older than {minimum}, the oldest version adapter "
+        f"{adapter.name!r} works with: {fix}, or point the adapter's executable at a newer one"
+    )
+
+
+def _older(version: str, minimum: str) -> bool:
+    have, need = version_key(version), version_key(minimum)
+    width = max(len(have), len(need))
+    return have + (0,) * (width - len(have)) < need + (0,) * (width - len(need))
+
+
+@contextmanager
+def _removed_on_failure(run_dir: Path, made: list[Path]) -> Iterator[None]:
+    """Remove ``run_dir`` if setting the run up fails: only a run whose harness started keeps one.
+
+    ``made`` are the directories above it this run created (``runs/`` on a first
+    run): they go too if nothing else is in them, so a failed run writes nothing.
+    """
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        for directory in made:  # deepest first; rmdir refuses one another run has used meanwhile
+            with suppress(OSError):
+                directory.rmdir()
+        raise
+
+
+def _profile(
+    profile: Profile | Literal["default"] | None, workdir: Path, home: HomeMode, environ: Mapping[str, str]
+) -> Profile | None:
+    """The profile to render: the one given, or the default layers (global, then the project's).
+
+    The project's hooks and MCP servers are in the default only once the user
+    trusted the project; what was left out is in ``Profile.withheld``.
+    """
+    if profile != "default":
+        return profile
+    if home != "isolated":  # the default profile is for isolated homes; a real one is the user's own
+        return None
+    from tackroom.adapters.resolve import config_dir, resolve_builtins
+    from tackroom.trust import default_profile
+
+    loaded = default_profile(
+        workdir, config=config_dir(environ), harnesses=resolve_builtins(), environ=environ
+    )
+    # An empty profile renders nothing, but what it withheld is still said.
+    return loaded if loaded or loaded.withheld else None
 
 
 def _render_profile(
@@ -191,14 +318,23 @@ def _variable_withheld(
     )
 
 
-def _resolve(adapter: str | Adapter, adapters: AdapterSet | None, workdir: Path) -> Adapter:
-    if not isinstance(adapter, str):
+def _resolve(
+    adapter: str | Adapter | None, adapters: AdapterSet | None, workdir: Path, project: Project | None
+) -> Adapter:
+    """The adapter named here, else the project's ``harness``."""
+    if adapter is not None and not isinstance(adapter, str):
         return adapter
+    name = adapter if adapter is not None else (project.harness if project is not None else None)
+    if name is None:
+        where = project.file if project is not None else "a tackroom.toml at the repository root"
+        raise RunError(
+            f'no adapter named: name one (`tackroom run NAME PROMPT`) or set harness = "NAME" in {where}'
+        )
     if adapters is None:
         from tackroom.adapters.resolve import load_adapters
 
         adapters = load_adapters(project=workdir)
-    return adapters[adapter]
+    return adapters[name]
 
 
 def _new_run_dir(root: Path, name: str) -> Path:
