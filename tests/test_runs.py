@@ -194,3 +194,10 @@ def test_a_runs_root_that_cannot_be_made_is_an_error(fake: str, tmp_path: Path) 
     done = run_cli("run", fake, "hello", "--workdir", str(tmp_path), env={"XDG_DATA_HOME": str(blocker)})
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("tackroom: error: cannot create a run directory in ")
+
+
+def test_no_runs_says_so_and_where_it_looked() -> None:
+    done = run_cli("runs", "list")
+    assert done.returncode == 0 and done.stdout == ""
+    assert f"no runs in {runs_root()}" in done.stderr
+    assert json.loads(run_cli("runs", "list", "--json").stdout) == []

@@ -46,6 +46,11 @@ def list_(as_json: bool = JSON_OPT) -> None:
     if as_json:
         print_json([run.to_json() for run in runs])
         return
+    if not runs:
+        from tackroom.run.store import runs_root
+
+        console(stderr=True).print(f"no runs in {runs_root()}", markup=False)
+        return
     table = Table("adapter", "status", "exit", "duration", "size", "finished")
     table.columns.insert(0, Column("id", no_wrap=True))  # an id is copied, never cut
     for run in runs:
