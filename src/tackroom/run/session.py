@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from tackroom.families import get_family
 from tackroom.families.base import Family, StreamParser
@@ -132,22 +132,15 @@ def _fold(
     elif error is None and not summary.finished:
         missing = family.terminal or "a terminal event"
         error = f"incomplete stream: {family.name} ended without {missing}"
-    return Result(
-        adapter=adapter.name,
-        harness=adapter.harness,
-        adapter_hash=adapter.hash,
-        argv=tuple(argv),
+    return _result(
+        adapter,
+        argv,
+        run_dir,
+        events,
         exit_code=done.exit_code,
         timed_out=done.timed_out,
         duration_s=done.duration_s,
-        session_id=summary.session_id,
-        final_text=summary.final_text,
-        usage=summary.usage,
-        model_failed=summary.model_failed,
         error=error,
-        run_dir=run_dir,
-        harness_version=None,
-        events=events.kept(),
         stderr_tail=stderr,
         finished=summary.finished,
         truncated=truncated,
@@ -159,28 +152,42 @@ def _stopped(
     adapter: Adapter, argv: list[str], run_dir: Path, duration_s: float, events: _Events, exc: BaseException
 ) -> Result:
     """The result of a run that did not come to its end: what was seen, and why it stopped."""
-    summary = events.summarizer.summary()
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         why = "the run was stopped (cancelled or interrupted) before the harness finished"
     else:
         why = f"the run failed: {type(exc).__name__}: {exc}"
+    return _result(
+        adapter,
+        argv,
+        run_dir,
+        events,
+        exit_code=None,
+        timed_out=False,
+        duration_s=duration_s,
+        error=why,
+        finished=False,
+    )
+
+
+def _result(adapter: Adapter, argv: list[str], run_dir: Path, events: _Events, **rest: Any) -> Result:
+    """A Result of what the events say, with how the process ended in ``rest``."""
+    summary = events.summarizer.summary()
+    folded = {
+        "session_id": summary.session_id,
+        "final_text": summary.final_text,
+        "usage": summary.usage,
+        "model_failed": summary.model_failed,
+        "finished": summary.finished,
+    }
     return Result(
         adapter=adapter.name,
         harness=adapter.harness,
         adapter_hash=adapter.hash,
         argv=tuple(argv),
-        exit_code=None,
-        timed_out=False,
-        duration_s=duration_s,
-        session_id=summary.session_id,
-        final_text=summary.final_text,
-        usage=summary.usage,
-        model_failed=summary.model_failed,
-        error=why,
         run_dir=run_dir,
         harness_version=None,
         events=events.kept(),
-        finished=False,
+        **(folded | rest),
     )
 
 
