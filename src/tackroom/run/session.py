@@ -142,7 +142,6 @@ def _fold(
         duration_s=done.duration_s,
         error=error,
         stderr_tail=stderr,
-        finished=summary.finished,
         truncated=truncated,
         escaped=done.escaped,
     )
