@@ -228,6 +228,7 @@ def test_every_verified_builtin_names_its_versions() -> None:
             name
         )
     assert CLAUDE.verified_versions == ("2.1.332", "2.1.197")
+    assert resolve_builtins()["qwen"].verified_versions == ("0.24.4", "0.15.10")
 
 
 # -- the CLI ---------------------------------------------------------------------------------
