@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tackroom.adapters.versions import VERSION_PATTERN, at_least, release_key
+from tackroom.adapters.versions import VERSION_PATTERN, ReleaseKey, at_least, release_key
 from tackroom.errors import Problem
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def split_since(
         return table, problems
     seen: dict[str, int] = {}
     for index, entry in enumerate(raw):
-        found = _check_entry(index, entry, fixed, seen)
+        found = _check_entry(entry, fixed, seen)
         for key, message in found:
             problem((str(index), *key), message)
         if not found and isinstance(entry, dict):
@@ -114,10 +114,8 @@ def split_since(
     return table, problems
 
 
-def _check_entry(
-    index: int, entry: Any, fixed: tuple[str, ...], seen: Mapping[str, int]
-) -> list[tuple[KeyPath, str]]:
-    """What is wrong with ``since`` entry ``index`` (key paths relative to it)."""
+def _check_entry(entry: Any, fixed: tuple[str, ...], seen: Mapping[str, int]) -> list[tuple[KeyPath, str]]:
+    """What is wrong with one ``since`` entry (key paths relative to it); ``seen``: version -> index."""
     if not isinstance(entry, dict):
         return [((), "must be a table with a version and the fields that change from it on")]
     found: list[tuple[KeyPath, str]] = []
@@ -137,7 +135,7 @@ def _check_entry(
     return found
 
 
-def version_order(version: str) -> Any:
+def version_order(version: str) -> ReleaseKey:
     """A sort key for a valid ``since`` version."""
     return release_key(version) or ((0, 0, 0, 0), 0)
 
