@@ -21,7 +21,7 @@ def test_list_json_has_every_builtin() -> None:
         "extends": None,
         "source": "builtin",
         "executable": "claude",
-        "verified_with": "2.1.197",
+        "verified_with": resolve_builtins()["claude-code"].verified_with,
         "hash": resolve_builtins()["claude-code"].hash,
     }
 
@@ -41,7 +41,8 @@ def test_list_cache_follows_operator_edits(config_dir: Path) -> None:
 
 def test_list_table_for_people() -> None:
     done = run_cli("adapters", "list", env={"COLUMNS": "200"})
-    assert done.returncode == 0 and "claude-code" in done.stdout and "2.1.197" in done.stdout
+    verified = resolve_builtins()["claude-code"].verified_with
+    assert verified and done.returncode == 0 and "claude-code" in done.stdout and verified in done.stdout
 
 
 def test_show_attributes_each_field(config_dir: Path) -> None:

@@ -112,3 +112,40 @@ def test_the_family_claims_exactly_the_figures_qwen_reports() -> None:
     family = get_family("qwen")
     assert family.verified
     assert family.reports_usage == {"input", "output", "cache_read"}
+
+
+def error_result(message: str, usage: dict[str, Any], subtype: str = "error_during_execution") -> str:
+    """A result line as 0.24.4 writes a failed run: exit 1, is_error, no result text, an error object."""
+    data = {"type": "result", "subtype": subtype, "is_error": True, "usage": usage, "num_turns": 1}
+    return json.dumps({**data, "error": {"message": message}})
+
+
+def test_an_api_error_in_the_result_error_object_fails_with_its_text_and_claims_no_usage() -> None:
+    """0.24.4: a model failure is ``error_during_execution`` with the text in ``error.message``."""
+    text = "[API Error: 400 TACKROOM-INJECTED-ERROR]"
+    zero = {"input_tokens": 0, "output_tokens": 0}
+    events = parse(
+        assistant({"type": "text", "text": text}, usage=zero),
+        error_result(text, {**zero, "cache_read_input_tokens": 0}),
+    )
+    errors = [(e.message, e.fatal) for e in events if isinstance(e, ErrorEvent)]
+    assert errors == [(text, False), (text, True)]
+    summary = summarize(events)
+    assert summary.model_failed and summary.error == text and summary.final_text is None
+    # As with 0.15.10's exit-0 failure: qwen's 0/0 belongs to no reply, so nothing is claimed.
+    assert not summary.usage.reported
+
+
+def test_a_failed_result_names_its_error_message_rather_than_its_subtype() -> None:
+    events = parse(error_result("Reached the session turn limit", {}, subtype="error_max_turns"))
+    summary = summarize(events)
+    assert summary.model_failed and summary.error == "Reached the session turn limit"
+
+
+def test_a_late_api_error_in_the_error_object_keeps_the_good_calls_usage() -> None:
+    call = {"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 40}
+    tool = {"type": "tool_use", "id": "c1", "name": "run_shell_command", "input": {"command": "ls"}}
+    error = "[API Error: 400 bad request]"
+    events = parse(assistant(tool, usage=call), error_result(error, call))
+    summary = summarize(events)
+    assert summary.model_failed and summary.usage == Usage(input=60, output=10, cache_read=40)

@@ -38,7 +38,7 @@ def test_public_api() -> None:
         *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError"),
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
-        *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError"),
+        *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)

@@ -51,3 +51,23 @@ def test_syntax_error_line() -> None:
         parse_toml("a = 1\nb = [\nc = 3\n", "bad.toml")
     problem = caught.value.problems[0]
     assert problem.file == "bad.toml" and problem.line is not None and problem.line >= 3
+
+
+def test_a_table_under_an_array_of_tables_belongs_to_its_last_element() -> None:
+    text = (
+        "[[a.since]]\n"  # 1
+        'version = "1"\n'  # 2
+        "[a.since.env]\n"  # 3
+        "x = 1\n"  # 4
+        "[[a.since]]\n"  # 5
+        'version = "2"\n'  # 6
+        "[a.since.env.set]\n"  # 7
+        "y = 2\n"  # 8
+        "[[a.since.detect]]\n"  # 9
+        'path = "p"\n'  # 10
+    )
+    source = parse_toml(text, "t.toml")
+    assert source.data["a"]["since"][1]["detect"] == [{"path": "p"}]
+    assert source.line_of(("a", "since", "0", "env", "x")) == 4
+    assert source.line_of(("a", "since", "1", "env", "set", "y")) == 8
+    assert source.line_of(("a", "since", "1", "detect", "0", "path")) == 10

@@ -17,6 +17,7 @@ else is a bug and gets a traceback.
      ├── UnknownAdapterError    a name no built-in or operator table defines
      ├── FamilyError            a family that is not registered, or registered badly
      ├── InstallError           a harness that could not be installed
+ ├── RegistryError          a package registry that could not say which release is newest
      ├── HarnessNotFoundError   the executable is not installed and not on PATH
      ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
@@ -121,6 +122,14 @@ class FamilyError(TackroomError):
 
 class InstallError(TackroomError):
     """A harness could not be installed."""
+
+
+class RegistryError(TackroomError):
+    """A package registry could not say which release of a harness is newest.
+
+    Unreachable, too slow, the package unknown to it, or an answer that is not
+    a version: the message says which.
+    """
 
 
 class HarnessNotFoundError(TackroomError):

@@ -119,23 +119,42 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
 
 
-def locate(adapter: Adapter, env: Mapping[str, str] | None = None) -> Located | None:
-    """Find the executable of ``adapter``: a configured path, a managed install, then PATH."""
+def locate(
+    adapter: Adapter, env: Mapping[str, str] | None = None, *, version: str | None = None
+) -> Located | None:
+    """Find the executable of ``adapter``: a configured path, a managed install, then PATH.
+
+    Of several managed installs the verified version wins, then the newest.
+    With ``version``, only the managed install of exactly that version will do.
+    """
     env = os.environ if env is None else env
     executable = adapter.executable
+    if version is not None:
+        return _managed(managed_installs(adapter.harness, env), [check_name(version, "version")])
     if "/" in executable:
         path = Path(executable).expanduser()
         return Located(path, "configured", None) if path.exists() else None
     installs = managed_installs(adapter.harness, env)
     preferred = adapter.verified_with
-    for version in sorted(installs, key=lambda v: (v == preferred, version_key(v)), reverse=True):
+    ordered = sorted(installs, key=lambda v: (v == preferred, version_key(v)), reverse=True)
+    found = _managed(installs, ordered)
+    if found is not None:
+        return found
+    on_path = shutil.which(executable, path=env.get("PATH"))
+    return Located(Path(on_path), "path", None) if on_path else None
+
+
+def _managed(installs: Mapping[str, Path], versions: list[str]) -> Located | None:
+    """The first of ``versions`` that is installed and whose executable is there."""
+    for version in versions:
+        if version not in installs:
+            continue
         marker = read_marker(installs[version])
         path = Path(marker["executable"])
         if path.exists():
             bin_dir = Path(marker["bin_dir"]) if marker.get("bin_dir") else path.parent
             return Located(path, "managed", version, bin_dir)
-    found = shutil.which(executable, path=env.get("PATH"))
-    return Located(Path(found), "path", None) if found else None
+    return None
 
 
 def probe_version(adapter: Adapter, located: Located, timeout_s: float = 15.0) -> str | None:

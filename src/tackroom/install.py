@@ -62,10 +62,15 @@ def install(
     env: Mapping[str, str] | None = None,
     progress: Progress | None = None,
 ) -> Installed:
-    """Install ``adapter``'s harness at ``version`` (default: the version it was verified with)."""
+    """Install ``adapter``'s harness at ``version`` (default: the version it was verified with).
+
+    Another version installs beside the verified one (each has its own prefix),
+    with the install recipe and version check of the adapter's data for that
+    version (its ``since`` entries). The newest release a registry offers is
+    :func:`tackroom.registry.latest_version`.
+    """
     env = os.environ if env is None else env
-    recipe = adapter.spec.install
-    if recipe is None:
+    if adapter.spec.install is None:
         raise InstallError(
             f"adapter {adapter.name!r} has no install recipe: install {adapter.spec.executable!r} yourself "
             "and put it on PATH, or set the adapter's executable to its path"
@@ -76,6 +81,10 @@ def install(
             f"adapter {adapter.name!r} was never verified with a harness version, so there is no pinned "
             "version to install: pass --version"
         )
+    adapter = adapter.at(version)
+    recipe = adapter.spec.install
+    if recipe is None:  # a since entry cannot remove it, but a type checker cannot know that
+        raise InstallError(f"adapter {adapter.name!r} has no install recipe for {version}")
     started = time.monotonic()
     # The version becomes a directory that a failed install deletes: proven one safe name first.
     prefix = install_prefix(adapter.harness, version, env)

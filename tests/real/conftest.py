@@ -4,6 +4,10 @@ Harnesses are installed once per machine by ``tackroom install`` into a data
 dir shared across test sessions (``$TACKROOM_TEST_DATA``, default
 ``<repo>/.cache/tackroom-test``); each test then runs with its own run
 directory, isolated home, workdir and timeout.
+
+A test's ``harness`` parameter is an adapter name (run at the version it was
+verified with) or ``name@version`` (that install, with the adapter's data for
+that version): see ``realkit.AT_VERSIONS``.
 """
 
 from __future__ import annotations
@@ -40,16 +44,22 @@ _install_errors: dict[str, str] = {}
 
 @pytest.fixture
 def harness(request: pytest.FixtureRequest, harness_data: Path) -> Adapter:
-    """The adapter named by the test's parameter, installed (or skipped with the reason)."""
-    name: str = request.param
+    """The adapter the test's parameter names (``name`` or ``name@version``), at that version, installed.
+
+    Without a version it is the verified one. An install that fails skips the
+    test with the reason (once per parameter).
+    """
+    param: str = request.param
+    name, _, version = param.partition("@")
     adapter = resolve_builtins()[name]
-    if name in _install_errors:
-        pytest.skip(_install_errors[name])
+    adapter = adapter.at(version or adapter.verified_with)
+    if param in _install_errors:
+        pytest.skip(_install_errors[param])
     try:
-        install(adapter, env={**os.environ, "XDG_DATA_HOME": str(harness_data)})
+        install(adapter, adapter.version, env={**os.environ, "XDG_DATA_HOME": str(harness_data)})
     except InstallError as exc:
-        _install_errors[name] = f"{name} cannot be installed on this machine: {exc}"
-        pytest.skip(_install_errors[name])
+        _install_errors[param] = f"{param} cannot be installed on this machine: {exc}"
+        pytest.skip(_install_errors[param])
     return adapter
 
 
@@ -72,6 +82,7 @@ def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: P
 
     def go(prompt: str, **kwargs: Any) -> Result:
         kwargs.setdefault("timeout_s", 120.0)
+        kwargs.setdefault("harness_version", harness.version)
         environ = {**os.environ, "XDG_DATA_HOME": str(harness_data)}
         return run(harness, prompt, workdir=workdir, runs_dir=tmp_path / "runs", environ=environ, **kwargs)
 
@@ -87,7 +98,7 @@ def record(
     def save(result: Result, case: str) -> None:
         if not request.config.getoption("--update-golden"):
             return
-        target = GOLDEN / harness.family / f"{harness.name}-{case}"
+        target = golden_case(harness, result.harness_version, case)
         target.mkdir(parents=True, exist_ok=True)
         scrub = _scrubber(workdir, result.run_dir, harness_data)
         stream = (result.run_dir / "stdout.log").read_text(encoding="utf-8")
@@ -99,6 +110,21 @@ def record(
         (target / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     return save
+
+
+def golden_case(harness: Adapter, version: str | None, case: str) -> Path:
+    """Where a recording of ``case`` at ``version`` goes: ``<family>/<adapter>-<version>-<case>/``.
+
+    Recordings made before golden cases named their version (``<adapter>-<case>``)
+    are rewritten in place when they hold that same version, so recording again
+    never leaves two copies of one version.
+    """
+    family = GOLDEN / harness.family
+    unversioned = family / f"{harness.name}-{case}"
+    meta = unversioned / "meta.json"
+    if meta.is_file() and json.loads(meta.read_text(encoding="utf-8")).get("version") == version:
+        return unversioned
+    return family / f"{harness.name}-{version}-{case}"
 
 
 def _scrubber(workdir: Path, run_dir: Path, harness_data: Path) -> Callable[[str], str]:

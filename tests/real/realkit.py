@@ -12,6 +12,10 @@ from tackroom.run.result import Result
 #: install recipe. The others (crush, cursor, kiro, goose, antigravity) are data, unverified.
 REAL = sorted(name for name, a in resolve_builtins().items() if a.spec.verified_with and a.spec.install)
 
+#: ``name@version`` for each of those at every version it is proven on: ``verified_with``, then
+#: each ``previously_verified`` (the ``harness`` fixture installs and runs that version).
+AT_VERSIONS = [f"{name}@{version}" for name in REAL for version in resolve_builtins()[name].verified_versions]
+
 
 RunFn = Callable[..., Result]
 Recorder = Callable[[Result, str], None]

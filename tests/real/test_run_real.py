@@ -1,8 +1,9 @@
 """Every installable harness, for real, against the mock model: text, a shell round trip,
 exact usage, an injected model error, and a dead endpoint.
 
-These drive the real harness binary (installed by ``tackroom install`` at the
-version its adapter was verified with); the mock is the only stand-in.
+These drive the real harness binary (installed by ``tackroom install`` at each
+version its adapter was verified with: ``verified_with`` and every
+``previously_verified``); the mock is the only stand-in.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from realkit import REAL, Recorder, RunFn, processes_in
+from realkit import AT_VERSIONS, Recorder, RunFn, processes_in
 
 from tackroom.adapters.resolve import Adapter
 from tackroom.families import get_family
@@ -20,7 +21,7 @@ from tackroom.mock import Script, Turn, Usage
 from tackroom.trace.events import ToolCall, ToolResult
 
 pytestmark = pytest.mark.real
-harnesses = pytest.mark.parametrize("harness", REAL, indirect=True)
+harnesses = pytest.mark.parametrize("harness", AT_VERSIONS, indirect=True)
 
 
 def auto(harness: Adapter) -> dict[str, object]:
@@ -35,7 +36,9 @@ def test_plain_text_arrives_as_final_text(harness: Adapter, run_harness: RunFn, 
     record(result, "text")
     assert result.ok, result.error
     assert result.final_text is not None and result.final_text.strip() == text
-    assert result.harness_version == harness.spec.verified_with
+    assert result.harness_version == harness.version
+    # The run used the adapter's data for the version that ran, not the verified version's.
+    assert result.adapter_hash == harness.hash
 
 
 @harnesses

@@ -18,6 +18,7 @@ from tackroom.adapters.schema import (
     OptionTemplate,
     Trust,
 )
+from tackroom.adapters.versions import at_least
 
 Finding = tuple[tuple[str, ...], str]
 
@@ -32,6 +33,7 @@ def check_adapter(spec: AdapterSpec) -> list[Finding]:
         *_paths(spec),
         *_install(spec),
         *_renderers(spec),
+        *_versions(spec),
     ]
 
 
@@ -173,6 +175,20 @@ def _install(spec: AdapterSpec) -> Iterator[Finding]:
         yield ("install",), "set exactly one of npm or pip"
     if install.extra and install.pip:
         yield ("install", "extra"), "extra packages are only supported with npm"
+
+
+def _versions(spec: AdapterSpec) -> Iterator[Finding]:
+    """``previously_verified`` lists distinct versions older than ``verified_with``."""
+    verified, previous = spec.verified_with, spec.previously_verified
+    key = ("previously_verified",)
+    if previous and verified is None:
+        yield key, "previously verified versions need verified_with, the newest version these facts hold for"
+        return
+    if len(set(previous)) != len(previous):
+        yield key, "lists a version twice"
+    for version in previous:
+        if verified is not None and at_least(version, verified):
+            yield key, f"{version} is not older than verified_with {verified}"
 
 
 def _renderers(spec: AdapterSpec) -> Iterator[Finding]:

@@ -10,18 +10,19 @@ raised.
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
 import os
 import reprlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from tackroom.adapters.layers import Form, Merged, Origin, Table, split_since
+from tackroom.adapters.versions import at_least, release_key
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
 
 if TYPE_CHECKING:
@@ -33,12 +34,22 @@ BUILTIN_DIR = Path(__file__).parent / "builtin"
 PROJECT_FILE = "tackroom.toml"
 
 
-class Origin(NamedTuple):
-    """Where one effective field came from: a label for people, a file and line for errors."""
+@dataclass(frozen=True)
+class Variant:
+    """An adapter's effective table from one harness version on (``since`` None: the table itself)."""
 
-    label: str
-    file: str
-    line: int | None
+    since: str | None
+    effective: Mapping[str, Any] = field(repr=False)
+    origins: Mapping[str, Origin] = field(repr=False)
+
+    def to_cache(self) -> dict[str, Any]:
+        origins = {key: list(origin) for key, origin in self.origins.items()}
+        return {"since": self.since, "effective": self.effective, "origins": origins}
+
+    @classmethod
+    def from_cache(cls, data: Mapping[str, Any]) -> Variant:
+        origins = {key: Origin(*value) for key, value in data["origins"].items()}
+        return cls(data["since"], data["effective"], origins)
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,11 @@ class Adapter:
     ``effective`` is the validated table as JSON data; ``spec`` is the same as
     typed models, built on first use (a cached load validated it already, and
     most commands touch only one adapter's spec).
+
+    An adapter's data can differ by harness version (``[[adapter.X.since]]``
+    entries). A loaded adapter is resolved for the version it was verified
+    with; :meth:`at` gives the one for the version actually run, with its own
+    ``effective``, provenance and hash.
     """
 
     name: str
@@ -59,6 +75,10 @@ class Adapter:
     """``builtin``, or the operator file that defines or overrides this adapter."""
     origins: Mapping[str, Origin] = field(repr=False)
     """Dotted key -> where that effective field came from."""
+    version: str | None = None
+    """The harness version this adapter's data was resolved for; None when no version was known."""
+    variants: tuple[Variant, ...] = field(default=(), repr=False)
+    """Every version-dependent form of the table, the table itself first (empty: this one only)."""
 
     @classmethod
     def from_spec(
@@ -68,6 +88,44 @@ class Adapter:
         adapter = cls(name, effective, harness, source, origins)
         adapter.__dict__["spec"] = spec
         return adapter
+
+    def at(self, version: str | None) -> Adapter:
+        """This adapter as it applies to harness ``version``: every ``since`` entry up to it applied.
+
+        An unknown version (None, or text that is no version) gets the data of
+        the version the adapter was verified with, the one it is proven on.
+        """
+        target = version if version is not None and release_key(version) is not None else None
+        chosen = self._variant(target if target is not None else self.verified_with)
+        if chosen is None:
+            return replace(self, version=target)
+        return Adapter(
+            self.name, chosen.effective, self.harness, self.source, chosen.origins, target, self.variants
+        )
+
+    def _variant(self, version: str | None) -> Variant | None:
+        if not self.variants:
+            return None
+        if version is None:
+            return self.variants[0]
+        applies = [v for v in self.variants[1:] if v.since is not None and at_least(version, v.since)]
+        return applies[-1] if applies else self.variants[0]
+
+    @property
+    def since_versions(self) -> tuple[str, ...]:
+        """The versions from which this adapter's data changes, oldest first."""
+        return tuple(v.since for v in self.variants if v.since is not None)
+
+    @property
+    def previously_verified(self) -> tuple[str, ...]:
+        """Older harness versions this adapter is still proven on."""
+        return tuple(str(v) for v in self.effective.get("previously_verified", ()))
+
+    @property
+    def verified_versions(self) -> tuple[str, ...]:
+        """``verified_with`` then ``previously_verified``: every version the facts were proven on."""
+        verified = self.verified_with
+        return (verified, *self.previously_verified) if verified else ()
 
     @cached_property
     def spec(self) -> AdapterSpec:
@@ -111,16 +169,17 @@ class Adapter:
 
     def to_cache(self) -> dict[str, Any]:
         return {
-            "effective": self.effective,
             "harness": self.harness,
             "source": self.source,
-            "origins": {key: list(origin) for key, origin in self.origins.items()},
+            "version": self.version,
+            "variants": [variant.to_cache() for variant in self.variants],
         }
 
     @classmethod
     def from_cache(cls, name: str, data: Mapping[str, Any]) -> Adapter:
-        origins = {key: Origin(*value) for key, value in data["origins"].items()}
-        return cls(name, data["effective"], data["harness"], data["source"], origins)
+        variants = tuple(Variant.from_cache(item) for item in data["variants"])
+        base = Adapter(name, variants[0].effective, data["harness"], data["source"], variants[0].origins)
+        return replace(base, variants=variants).at(data["version"])
 
     def plan(
         self,
@@ -313,29 +372,12 @@ def _resolve(files: list[Path], project_file: Path | None) -> AdapterSet:
 _BUILTINS: AdapterSet | None = None
 
 
-@dataclass
-class _Table:
-    name: str
-    data: dict[str, Any]
-    source: TomlSource
-    builtin: bool
-
-    def origin(self, key: KeyPath) -> Origin:
-        line = self.source.line_of(("adapter", self.name, *key))
-        label = "builtin" if self.builtin else f"{self.source.path}:{line}"
-        return Origin(label, self.source.path, line)
-
-    @property
-    def header(self) -> Origin:
-        return self.origin(())
-
-
 class _Resolver:
     """Collects tables from every file, then resolves them all, collecting every problem."""
 
     def __init__(self) -> None:
-        self.builtins: dict[str, _Table] = {}
-        self.operator: dict[str, _Table] = {}
+        self.builtins: dict[str, Table] = {}
+        self.operator: dict[str, Table] = {}
         self.problems: list[Problem] = []
         self.files: list[str] = []
 
@@ -397,7 +439,7 @@ class _Resolver:
             self.problems.extend(exc.problems)
             return None
 
-    def _tables(self, path: Path, shown: str, *, builtin: bool) -> Iterator[_Table]:
+    def _tables(self, path: Path, shown: str, *, builtin: bool) -> Iterator[Table]:
         source = self._read(path, shown)
         if source is None:
             return
@@ -422,7 +464,11 @@ class _Resolver:
                     Problem(shown, f"adapter.{name}", "must be a table", source.line_of(("adapter", name)))
                 )
                 continue
-            yield _Table(name, data, source, builtin)
+            from tackroom.adapters.schema import SINCE_FIXED
+
+            table, problems = split_since(name, data, source, builtin, SINCE_FIXED)
+            self.problems.extend(problems)
+            yield table
 
     def _problem(self, origin: Origin, key: str, message: str) -> None:
         self.problems.append(Problem(origin.file, key, message, origin.line))
@@ -430,7 +476,7 @@ class _Resolver:
     # -- resolving -------------------------------------------------------------------------
 
     def resolve(self) -> AdapterSet:
-        merged: dict[str, _Merged | None] = {}
+        merged: dict[str, Merged | None] = {}
         for name in sorted({*self.builtins, *self.operator}):
             self._merged(name, merged)
         adapters = {}
@@ -439,10 +485,11 @@ class _Resolver:
             if adapter is not None:
                 adapters[name] = adapter
         if self.problems:
-            raise ConfigError(self.problems)
+            # The same fault can show in several forms of one adapter (one per since version).
+            raise ConfigError(dict.fromkeys(self.problems))
         return AdapterSet(adapters, tuple(self.files))
 
-    def _merged(self, name: str, done: dict[str, _Merged | None]) -> _Merged | None:
+    def _merged(self, name: str, done: dict[str, Merged | None]) -> Merged | None:
         """Merge ``name`` and every adapter on its ``extends`` chain into ``done``.
 
         A loop, not recursion: an operator may write a chain of any length (a
@@ -468,9 +515,9 @@ class _Resolver:
             current = child
         return result
 
-    def _builtin(self, name: str) -> _Merged:
+    def _builtin(self, name: str) -> Merged:
         """A built-in's table with the operator's override of it (which may not extend) on top."""
-        result = _Merged.from_table(self.builtins[name], name)
+        result = Merged.from_table(self.builtins[name], name)
         table = self.operator.get(name)
         if table is None:
             return result
@@ -482,7 +529,7 @@ class _Resolver:
             )
         return result.overlay(table)
 
-    def _parent(self, table: _Table, chain: tuple[str, ...]) -> str | None:
+    def _parent(self, table: Table, chain: tuple[str, ...]) -> str | None:
         key = f"adapter.{table.name}.extends"
         parent = table.data.get("extends")
         if parent is None:
@@ -513,34 +560,77 @@ class _Resolver:
             return None
         return parent
 
-    def _validate(self, name: str, item: _Merged) -> Adapter | None:
-        from pydantic import ValidationError
-
-        from tackroom.adapters.checks import check_adapter
-        from tackroom.adapters.schema import AdapterSpec
-        from tackroom.families import family_names
-
-        try:
-            spec = AdapterSpec.model_validate(item.data)
-        except ValidationError as exc:
-            for key, message in _pydantic_findings(exc, item.data):
-                self._report(name, item, key, message)
+    def _validate(self, name: str, item: Merged) -> Adapter | None:
+        """The adapter, when every form of it (one per ``since`` version) is valid; else None."""
+        variants: list[Variant] = []
+        specs: dict[str | None, AdapterSpec] = {}
+        base: set[tuple[KeyPath, str]] = set()
+        for since, form in item.forms.items():
+            spec, findings = _check(form.data)
+            for key, message in findings:
+                if since is None:
+                    base.add((key, message))
+                    self._report(name, item.header, form, key, message)
+                elif (key, message) not in base:
+                    self._report_since(name, item, form, since, key, message)
+            if spec is None or findings:
+                continue
+            origins = {".".join(k): v for k, v in form.origins.items()}
+            specs[since] = spec
+            variants.append(Variant(since, _dump(spec), origins))
+        if len(variants) != len(item.forms):
             return None
-        findings = check_adapter(spec)
-        if spec.family not in family_names():
-            findings.append(
-                (("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})")
-            )
-        for key, message in findings:
-            self._report(name, item, key, message)
-        if findings:
-            return None
-        origins = {".".join(k): v for k, v in item.origins.items()}
-        return Adapter.from_spec(name, spec, item.harness, item.source, origins)
+        first = variants[0]
+        adapter = Adapter(
+            name, first.effective, item.harness, item.source, first.origins, None, tuple(variants)
+        )
+        adapter = adapter.at(specs[None].verified_with)
+        # Validated already: the spec of the form chosen is known, not to be built again.
+        chosen = next(v.since for v in variants if v.effective is adapter.effective)
+        adapter.__dict__["spec"] = specs[chosen]
+        return adapter
 
-    def _report(self, name: str, item: _Merged, key: KeyPath, message: str) -> None:
-        origin = item.origin_of(key)
+    def _report(self, name: str, header: Origin, form: Form, key: KeyPath, message: str) -> None:
+        origin = form.origin_of(key, header)
         self.problems.append(Problem(origin.file, ".".join(("adapter", name, *key)), message, origin.line))
+
+    def _report_since(
+        self, name: str, item: Merged, form: Form, since: str, key: KeyPath, message: str
+    ) -> None:
+        """A problem only the form from ``since`` on has, blamed on the entry that made it."""
+        origin = form.origin_of(key, item.header)
+        message = f"{message} (from harness version {since} on)"
+        if origin.since != since:
+            # The key itself is older (a built-in option whose slot an entry removed): point at the entry.
+            entry = next((o for o in form.origins.values() if o.since == since), origin)
+            message = f"{message[:-1]}: the since {since} entry at {entry.file}:{entry.line})"
+            origin = entry
+        key_path = ".".join(("adapter", name, *key))
+        self.problems.append(Problem(origin.file, key_path, message, origin.line))
+
+
+def _check(data: dict[str, Any]) -> tuple[AdapterSpec | None, list[tuple[KeyPath, str]]]:
+    """The typed spec of one effective table and every problem of it (no spec: the shape is wrong)."""
+    from pydantic import ValidationError
+
+    from tackroom.adapters.checks import check_adapter
+    from tackroom.adapters.schema import AdapterSpec
+    from tackroom.families import family_names
+
+    try:
+        spec = AdapterSpec.model_validate(data)
+    except ValidationError as exc:
+        return None, _pydantic_findings(exc, data)
+    findings = check_adapter(spec)
+    if spec.family not in family_names():
+        findings.append(
+            (("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})")
+        )
+    return spec, findings
+
+
+def _dump(spec: AdapterSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 @functools.cache
@@ -558,66 +648,6 @@ _FAMILY_MSG = (
     "family cannot be set by an operator table: it is inherited from a built-in through extends "
     "(a family selects code that configuration cannot supply)"
 )
-
-
-@dataclass
-class _Merged:
-    """An effective table under construction, with the origin of every leaf."""
-
-    data: dict[str, Any]
-    origins: dict[KeyPath, Origin]
-    header: Origin
-    harness: str
-    source: str
-
-    @classmethod
-    def from_table(cls, table: _Table, name: str) -> _Merged:
-        origins: dict[KeyPath, Origin] = {}
-        _record(origins, (), table.data, table.origin)
-        source = "builtin" if table.builtin else table.source.path
-        return cls(copy.deepcopy(table.data), origins, table.header, name, source)
-
-    def inherit(self, parent: str) -> _Merged:
-        origins = {k: Origin(f"extends {parent}", o.file, o.line) for k, o in self.origins.items()}
-        return _Merged(copy.deepcopy(self.data), origins, self.header, self.harness, self.source)
-
-    def overlay(self, table: _Table) -> _Merged:
-        data = _merge(self.data, table.data, self.origins, table.origin, ())
-        header = table.header
-        return _Merged(data, self.origins, header, self.harness, table.source.path)
-
-    def origin_of(self, key: KeyPath) -> Origin:
-        for end in range(len(key), 0, -1):
-            if key[:end] in self.origins:
-                return self.origins[key[:end]]
-            below = [o for k, o in self.origins.items() if k[:end] == key[:end]]
-            if below:
-                return min(below, key=lambda o: o.line or 0)
-        return self.header
-
-
-def _merge(
-    base: dict[str, Any], top: dict[str, Any], origins: dict[KeyPath, Origin], origin: Any, path: KeyPath
-) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        here = (*path, key)
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value, origins, origin, here)
-            continue
-        for stale in [k for k in origins if k[: len(here)] == here]:
-            del origins[stale]
-        out[key] = copy.deepcopy(value)
-        _record(origins, here, value, origin)
-    return out
-
-
-def _record(origins: dict[KeyPath, Origin], path: KeyPath, value: Any, origin: Any) -> None:
-    if isinstance(value, dict) and value:
-        for key, sub in value.items():
-            _record(origins, (*path, key), sub, origin)
-    elif path:
-        origins[path] = origin(path)
 
 
 def _pydantic_findings(exc: Any, data: dict[str, Any]) -> list[tuple[KeyPath, str]]:

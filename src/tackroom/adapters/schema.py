@@ -16,11 +16,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
+from tackroom.adapters.versions import VERSION_PATTERN
 from tackroom.vocabulary import NEUTRAL_TOOLS as NEUTRAL_TOOLS
 from tackroom.vocabulary import OPTION_KINDS as OPTION_KINDS
 
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Version = Annotated[str, StringConstraints(pattern=VERSION_PATTERN)]
 Template = list[str]
 
 WireApi = Literal["anthropic-messages", "openai-responses", "openai-chat", "gemini"]
@@ -286,8 +288,12 @@ class AdapterSpec(Strict):
     """Arguments that make the executable print its version."""
     min_version: str | None = None
     """The oldest harness version this adapter works with."""
-    verified_with: str | None = None
-    """The harness version these facts were proven on; absent = unverified data."""
+    verified_with: Version | None = None
+    """The harness version these facts were proven on (the one ``tackroom install`` installs); absent =
+    unverified data."""
+    previously_verified: list[Version] = []
+    """Older harness versions still proven with this adapter (with the ``since`` entries that apply to
+    them), installed beside ``verified_with`` by ``tackroom install --all``."""
     install: Install | None = None
     """How ``tackroom install`` gets it; absent = install it yourself."""
     one_shot: Template
@@ -309,6 +315,10 @@ class AdapterSpec(Strict):
     """Markers that tell a repository is set up for this harness."""
 
 
+SINCE_FIXED = ("family", "extends", "min_version", "verified_with", "previously_verified")
+"""Keys a ``since`` entry cannot change: they say which versions the adapter covers, not how one behaves."""
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of an adapter file, as published in ``schema/adapter.schema.json``.
 
@@ -324,6 +334,14 @@ def json_schema() -> dict[str, Any]:
         # Editors complete the registered engines; a third party's engine is still accepted here.
         defs[capability]["properties"]["render"]["examples"] = sorted(engines())
     table.pop("required", None)
+    defs["Since"] = _since_schema(table)
+    table["properties"]["since"] = {
+        "description": "Version-conditioned overlays: each entry holds the fields that differ from its "
+        "``version`` on, merged over this table (nested tables by key, arrays replace) for every harness "
+        "version at least that one.",
+        "type": "array",
+        "items": {"$ref": "#/$defs/Since"},
+    }
     defs["AdapterSpec"] = table
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -339,6 +357,24 @@ def json_schema() -> dict[str, Any]:
             }
         },
         "$defs": defs,
+    }
+
+
+def _since_schema(table: dict[str, Any]) -> dict[str, Any]:
+    """One ``since`` entry: its ``version``, and any field of the table but those in :data:`SINCE_FIXED`."""
+    properties = {k: v for k, v in table["properties"].items() if k not in SINCE_FIXED}
+    properties["version"] = {
+        "description": "The first harness version these fields hold for.",
+        "type": "string",
+        "pattern": VERSION_PATTERN,
+    }
+    return {
+        "title": "Since",
+        "description": "The fields of an adapter that differ from one harness version on.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["version"],
+        "properties": properties,
     }
 
 

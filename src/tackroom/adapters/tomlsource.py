@@ -110,7 +110,7 @@ class _Scanner:
         array = self.text.startswith("[[", self.i)
         start = self.i + (2 if array else 1)
         end = self._find_unquoted("]", start)
-        key = _split_key(self.text[start:end])
+        key = self._in_arrays(_split_key(self.text[start:end]))
         if array:
             index = self.array_counts.get(key, 0)
             self.array_counts[key] = index + 1
@@ -121,6 +121,22 @@ class _Scanner:
             self.lines.setdefault(key[:depth], self.line)
         self.i = end + (2 if array else 1)
         self._skip_to_eol()
+
+    def _in_arrays(self, key: KeyPath) -> KeyPath:
+        """``key`` with the index of the last element after each array of tables it passes through.
+
+        ``[a.since.env]`` after ``[[a.since]]`` is a table in the last ``since``
+        element (TOML's rule), so its keys are recorded under ``a.since.<n>.env``.
+        The header's own last part is left as written (an ``[[a.since]]`` header
+        opens a new element; the caller counts it).
+        """
+        resolved: KeyPath = ()
+        for part in key[:-1]:
+            resolved = (*resolved, part)
+            count = self.array_counts.get(resolved)
+            if count:
+                resolved = (*resolved, str(count - 1))
+        return (*resolved, *key[-1:])
 
     def _key_value(self) -> None:
         end = self._find_unquoted("=", self.i)

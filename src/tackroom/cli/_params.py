@@ -32,3 +32,14 @@ def prompt(value: str | None) -> str | None:
     if value is not None and not value.strip():
         raise typer.BadParameter("the prompt is empty")
     return value
+
+
+def harness_version(value: str | None) -> str | None:
+    """A harness version such as ``2.1.332`` (what ``--version`` selects an adapter's data by), or None."""
+    if value is None:
+        return None
+    from tackroom.adapters.versions import release_key
+
+    if release_key(value) is None or value != value.strip():
+        raise typer.BadParameter(f"{value!r} is not a version such as 2.1.332")
+    return value

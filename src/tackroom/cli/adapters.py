@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Explain and render adapters without running them.", no_args_is_help=True)
 
 JSON_OPT = typer.Option(False, "--json", help="Print JSON instead of a table.")
+VERSION_OPT = typer.Option(
+    None,
+    "--version",
+    callback=_params.harness_version,
+    help="The harness version to resolve the adapter for (default: the one it was verified with).",
+)
 
 
 def _load() -> AdapterSet:
@@ -51,18 +57,26 @@ def list_(as_json: bool = JSON_OPT) -> None:
 
 
 @app.command()
-def show(name: str = typer.Argument(..., help="Adapter name."), as_json: bool = JSON_OPT) -> None:
-    """The effective table, each field with where it came from."""
+def show(
+    name: str = typer.Argument(..., help="Adapter name."),
+    version: str | None = VERSION_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The effective table, each field with where it came from (``builtin since 2.1.304``: a since entry)."""
     adapter = _load()[name]
+    adapter = adapter.at(version) if version is not None else adapter
     if as_json:
         print_json(_show_json(adapter))
         return
     from rich.table import Table
 
     out = console()
+    since = ", ".join(adapter.since_versions)
     out.print(
         f"[bold]{escape(adapter.name)}[/]  family {escape(adapter.family)}  "
-        f"source {escape(adapter.source)}  hash {adapter.hash}"
+        f"source {escape(adapter.source)}  hash {adapter.hash}\n"
+        f"for harness version {escape(adapter.version or 'unknown')}"
+        + (f"  (data changes from {escape(since)})" if since else "")
     )
     table = Table("field", "value", "from")
     provenance = adapter.provenance
@@ -112,6 +126,7 @@ def render(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
     home: str = typer.Option("isolated", "--home", help="'isolated' (the run's own home) or 'real'."),
+    version: str | None = VERSION_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """The argv, environment and adapter hash a run would use, without spawning anything.
@@ -128,6 +143,7 @@ def render(
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
     adapter = load_adapters(project=workdir)[name]
+    adapter = adapter.at(version) if version is not None else adapter
     options = parse_option_args(option)
     project = load_project(workdir)
     plan = adapter.plan(
@@ -168,11 +184,13 @@ def metrics() -> None:
     print("# HELP tackroom_adapter_info The effective adapter: its hash and the detected client version.")
     print("# TYPE tackroom_adapter_info gauge")
     for name, adapter in adapters.items():
+        version = versions[name]
         labels = {
             "adapter": name,
             "family": adapter.family,
-            "hash": adapter.hash,
-            "client_version": versions[name],
+            # The effective adapter is the one for the client that is there (its since entries).
+            "hash": adapter.at(version if version != "unknown" else None).hash,
+            "client_version": version,
         }
         text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
         print(f"tackroom_adapter_info{{{text}}} 1")
@@ -202,6 +220,8 @@ def _show_json(adapter: Adapter) -> dict[str, Any]:
         "extends": adapter.extends,
         "source": adapter.source,
         "hash": adapter.hash,
+        "version": adapter.version,
+        "since": list(adapter.since_versions),
         "effective": adapter.effective,
         "provenance": {key: adapter.provenance.get(key, "default") for key, _ in _leaves(adapter.effective)},
     }

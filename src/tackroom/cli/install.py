@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import typer
 
@@ -13,9 +13,13 @@ from tackroom.cli._output import console, escape, print_json
 def install_command(
     names: list[str] = typer.Argument(None, help="Adapter names to install."),
     version: str | None = typer.Option(
-        None, "--version", help="Version to install (default: verified_with)."
+        None,
+        "--version",
+        help="Version to install beside the others (default: verified_with); 'latest' asks the registry.",
     ),
-    all_: bool = typer.Option(False, "--all", help="Every adapter with a pinned, verified install recipe."),
+    all_: bool = typer.Option(
+        False, "--all", help="Every adapter with an install recipe, at each version it was verified with."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
 ) -> None:
     """Install harnesses into tackroom's managed prefix (idempotent)."""
@@ -26,31 +30,68 @@ def install_command(
     if all_ == bool(names):
         raise typer.BadParameter("name one or more adapters, or pass --all")
     if all_ and version:
-        raise typer.BadParameter("--version applies to one named adapter, not --all")
-    if version is not None:
+        raise typer.BadParameter("--version applies to named adapters, not --all")
+    if version is not None and version != LATEST:
         _check_version(version)
-    targets = list(adapters.values()) if all_ else [adapters[name] for name in names]
+    targets = _targets(adapters, names, version) if not all_ else _verified(adapters)
     out = console(stderr=True)
     results: list[dict[str, Any]] = []
     failed = 0
-    for adapter in targets:
-        if all_ and (adapter.spec.install is None or adapter.spec.verified_with is None):
-            why = "no install recipe" if adapter.spec.install is None else "never verified: no pinned version"
-            results.append({"adapter": adapter.name, "skipped": why})
-            out.print(f"[dim]- {escape(adapter.name)}: skipped ({why})[/]")
+    for adapter, wanted in targets:
+        if isinstance(wanted, Skip):
+            results.append({"adapter": adapter.name, "skipped": wanted.why})
+            out.print(f"[dim]- {escape(adapter.name)}: skipped ({escape(wanted.why)})[/]")
             continue
         try:
-            results.append(_one(adapter, version, out).to_json())
+            results.append(_one(adapter, wanted, out).to_json())
         except InstallError as exc:
             if not all_:
                 raise
             failed += 1
-            results.append({"adapter": adapter.name, "error": str(exc)})
-            out.print(f"[red]x {escape(adapter.name)}[/]: {escape(exc)}")
+            results.append({"adapter": adapter.name, "version": wanted, "error": str(exc)})
+            out.print(f"[red]x {escape(adapter.name)} {escape(wanted or '')}[/]: {escape(exc)}")
     if as_json:
         print_json(results)
     if failed:
         raise typer.Exit(1)
+
+
+LATEST = "latest"
+
+
+class Skip(NamedTuple):
+    """An adapter ``--all`` leaves alone, and why."""
+
+    why: str
+
+
+def _targets(adapters: Any, names: list[str], version: str | None) -> list[tuple[Any, str | None]]:
+    """(adapter, version) for each named adapter; ``latest`` is asked of the registry first."""
+    chosen = [adapters[name] for name in names]
+    if version != LATEST:
+        return [(adapter, version) for adapter in chosen]
+    from tackroom.registry import latest_version
+
+    out = console(stderr=True)
+    targets: list[tuple[Any, str | None]] = []
+    for adapter in chosen:
+        with out.status(f"asking the registry for the newest {escape(adapter.name)}"):
+            newest = latest_version(adapter)
+        out.print(f"{escape(adapter.name)}: newest release {escape(newest)}")
+        targets.append((adapter, newest))
+    return targets
+
+
+def _verified(adapters: Any) -> list[tuple[Any, str | Skip]]:
+    """Every adapter at ``verified_with`` and each ``previously_verified`` (or why it is skipped)."""
+    targets: list[tuple[Any, str | Skip]] = []
+    for adapter in adapters.values():
+        if adapter.spec.install is None or adapter.spec.verified_with is None:
+            why = "no install recipe" if adapter.spec.install is None else "never verified: no pinned version"
+            targets.append((adapter, Skip(why)))
+            continue
+        targets += [(adapter, version) for version in adapter.verified_versions]
+    return targets
 
 
 def _check_version(version: str) -> None:

@@ -63,6 +63,7 @@ async def arun(
     runs_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     profile: Profile | Literal["default"] | None = "default",
+    harness_version: str | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -92,6 +93,12 @@ async def arun(
     adapter's ``env.pass``; what was kept back, and why, is in
     ``Result.withheld``.
 
+    ``harness_version`` runs that managed install (``tackroom install NAME
+    --version V``); by default the verified version, else the newest installed,
+    else the executable on PATH. Either way the adapter's data is the one for
+    the version that runs (its ``since`` entries up to that version), and
+    ``Result.adapter_hash`` is that adapter's hash.
+
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
     """
@@ -103,13 +110,12 @@ async def arun(
     project = load_project(workdir)
     resolved = _resolve(adapter, adapters, workdir, project)
     options = project.options_with(options) if project is not None else options
-    located = locate(resolved, environ)
+    located = locate(resolved, environ, version=harness_version)
     if located is None:
-        raise HarnessNotFoundError(
-            f"{resolved.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
-            f"not on PATH: run `tackroom install {resolved.name}`"
-        )
+        raise HarnessNotFoundError(_not_found(resolved, harness_version))
     version = located.version or probe_version(resolved, located)
+    # From here on everything reads the adapter as it applies to the version that runs.
+    resolved = resolved.at(version)
     check_min_version(resolved, version, located.path)
     loaded = _profile(profile, workdir, home, environ)
     root = runs_dir or data_dir(environ) / "runs"
@@ -148,6 +154,18 @@ async def arun(
         )
         save(result)
         return result
+
+
+def _not_found(adapter: Adapter, version: str | None) -> str:
+    if version is not None:
+        return (
+            f"{adapter.harness} {version} (adapter {adapter.name!r}) is not installed by tackroom: run "
+            f"`tackroom install {adapter.name} --version {version}`"
+        )
+    return (
+        f"{adapter.executable!r} (adapter {adapter.name!r}) is not installed by tackroom and "
+        f"not on PATH: run `tackroom install {adapter.name}`"
+    )
 
 
 def _endpoint(server: MockServer | None, base_url: str | None, api_key_env: str | None) -> Endpoint | None:

@@ -1,11 +1,15 @@
 """The qwen family: Qwen Code's ``-o stream-json``, Claude Code's line types with two differences.
 
-Verified on 0.15.10 (OpenAI Chat Completions wire):
+Verified on 0.15.10 and 0.24.4 (OpenAI Chat Completions wire):
 
-- A model failure exits **0** with ``result.subtype: "success"`` and
-  ``is_error: false``; only the text says so: the ``result`` (and a synthetic
-  ``assistant`` message before it, with usage 0/0) is ``"[API Error: ...]"``
+- A model failure is reported in one of two shapes, both with a synthetic
+  ``assistant`` message (usage 0/0) whose text is ``"[API Error: ...]"``
   (``[API Error: 400 <message>]``, ``[API Error: Connection error. ...]``).
+  0.15.10 exits **0** with ``result.subtype: "success"`` and ``is_error:
+  false``, the same text as the ``result``: only the text says it failed.
+  0.24.4 exits 1 with ``subtype: "error_during_execution"``, ``is_error:
+  true``, no ``result`` and the text in ``error.message``. Either way the
+  result's usage is qwen's 0 for the call that returned none.
 - Usage follows the OpenAI convention: ``input_tokens`` is the whole prompt,
   cached tokens included (a mock reply of 321 prompt / 21 cached reads
   ``input_tokens: 321, cache_read_input_tokens: 21``), so tackroom's uncached
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, obj, seq
+from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, obj, seq, str_or_none
 from tackroom.families.claude_code import ClaudeStreamParser
 from tackroom.trace.events import ErrorEvent, Event, Finished, Usage, UsageReport
 
@@ -65,18 +69,26 @@ class QwenStreamParser(ClaudeStreamParser):
 
     def _result(self, line: str, data: dict[str, Any]) -> list[Event]:
         text = data.get("result")
-        if is_api_error(text):
-            # Exit 0, subtype "success", is_error false: the text is all that says the call
-            # failed. Its usage is qwen's 0 for a call that returned none, so the run's usage is
-            # the sum of the replies that did arrive (none: not reported).
-            return [ErrorEvent(line, message=str(text).strip(), fatal=True), Finished(line, ok=False)]
+        error = str_or_none(obj(data.get("error")).get("message"))
+        failure = text if is_api_error(text) else error if is_api_error(error) else None
+        if failure is not None:
+            # The call failed (the text says so, whatever the subtype). Its usage is qwen's 0 for a
+            # call that returned none, so the run's usage is the sum of the replies that did arrive
+            # (none: not reported).
+            return [ErrorEvent(line, message=str(failure).strip(), fatal=True), Finished(line, ok=False)]
         events = [e for e in super()._result(line, data) if not isinstance(e, UsageReport)]
+        if error is not None and error.strip():
+            # A failed result names its cause in error.message, which says more than the subtype.
+            events = [
+                ErrorEvent(line, message=error.strip(), fatal=e.fatal) if isinstance(e, ErrorEvent) else e
+                for e in events
+            ]
         usage = qwen_usage(data.get("usage"))
         return [UsageReport(line, usage=usage, scope="total"), *events] if usage.reported else events
 
 
 class Qwen(Family):
-    """Qwen Code, verified on 0.15.10 against the mock over the OpenAI Chat Completions wire."""
+    """Qwen Code, verified on 0.15.10 and 0.24.4 against the mock over the OpenAI Chat Completions wire."""
 
     name = "qwen"
     stream = "qwen stream-json"
