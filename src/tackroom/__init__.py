@@ -58,6 +58,9 @@ _EXPORTS = {
     "MockScriptError": "tackroom.errors",
     "RunError": "tackroom.errors",
     "StreamLineError": "tackroom.errors",
+    "DetectionError": "tackroom.errors",
+    "detect": "tackroom.detect",
+    "Detection": "tackroom.detect",
 }
 
 __all__ = [
@@ -65,6 +68,8 @@ __all__ = [
     "AdapterSet",
     "AssistantText",
     "ConfigError",
+    "Detection",
+    "DetectionError",
     "Endpoint",
     "ErrorEvent",
     "Event",
@@ -98,6 +103,7 @@ __all__ = [
     "UsageReport",
     "__version__",
     "arun",
+    "detect",
     "load_adapters",
     "load_profile",
     "run",
@@ -105,8 +111,10 @@ __all__ = [
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet, load_adapters
+    from tackroom.detect import Detection, detect
     from tackroom.errors import (
         ConfigError,
+        DetectionError,
         FamilyError,
         HarnessNotFoundError,
         HarnessVersionError,
