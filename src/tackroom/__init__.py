@@ -59,6 +59,7 @@ _EXPORTS = {
     "RunError": "tackroom.errors",
     "StreamLineError": "tackroom.errors",
     "DetectionError": "tackroom.errors",
+    "ConformanceError": "tackroom.errors",
     "detect": "tackroom.detect",
     "Detection": "tackroom.detect",
 }
@@ -68,6 +69,7 @@ __all__ = [
     "AdapterSet",
     "AssistantText",
     "ConfigError",
+    "ConformanceError",
     "Detection",
     "DetectionError",
     "Endpoint",
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
     from tackroom.detect import Detection, detect
     from tackroom.errors import (
         ConfigError,
+        ConformanceError,
         DetectionError,
         FamilyError,
         HarnessNotFoundError,
