@@ -22,8 +22,9 @@ def detect_command(
 ) -> None:
     """Which harnesses a repository is set up for, from the adapters' detect markers.
 
-    The best match is the top scorer; a tie is reported (ambiguous_with), never guessed. Files that are
-    one file or identical bytes (CLAUDE.md linking to AGENTS.md) count as one signal.
+    The top scorer is the best match; a tie is reported (ambiguous_with), never guessed.
+
+    A file under two names (CLAUDE.md linking to AGENTS.md) or two with the same bytes is one signal.
     """
     from tackroom.detect import detect
 

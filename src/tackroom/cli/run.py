@@ -69,8 +69,7 @@ def run_command(
 ) -> None:
     """Run a harness headless; exit with its exit code (1 on a model failure it hid).
 
-    `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names, else the one the
-    repository is set up for (`tackroom detect`), and says which and why; a tie is an error.
+    `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names, else the detected one.
     """
     from tackroom.plan import parse_option_args
     from tackroom.run.runner import arun
