@@ -54,6 +54,7 @@ __all__ = [
     "Skipped",
     "choose_harness",
     "detect",
+    "marker_parts",
     "repository_root",
 ]
 
@@ -253,7 +254,7 @@ def _look_all(root: Path, paths: Sequence[str]) -> tuple[dict[str, _Entry], list
     return entries, skipped
 
 
-def _marker_parts(path: str) -> list[str] | None:
+def marker_parts(path: str) -> list[str] | None:
     """The components of a marker path, or None when it is not a plain relative path."""
     if not path or "\0" in path or "\\" in path or len(path) > 1024:
         return None
@@ -270,7 +271,7 @@ def _look(root: Path, path: str) -> _Entry | str | None:
     Each component is looked at with ``lstat``; a link's target is walked the
     same way, and only while it stays under ``root``.
     """
-    pending = _marker_parts(path)
+    pending = marker_parts(path)
     if pending is None:
         return "not a plain relative path inside the repository; not looked up"
     here: list[str] = []

@@ -15,7 +15,8 @@ from tackroom.vocabulary import MOMENTS
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
-    from tackroom.profile.model import Profile
+    from tackroom.adapters.schema import HooksCapability
+    from tackroom.profile.model import Hook, Profile
 
 Scope = Literal["home", "project"]
 SCOPES: tuple[Scope, ...] = ("home", "project")
@@ -154,39 +155,42 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def check_hooks_load(adapter: Adapter) -> list[Raw]:
     """Hooks rendered into a temp home are read back, all of them, by the hooks engine's own parser."""
+    from tackroom.profile.model import Profile
+
     hooks = adapter.spec.capabilities.hooks
     if hooks is None:
         return []
-    from tackroom.profile.engines import engine
-    from tackroom.profile.engines.base import Context
-    from tackroom.profile.model import Profile
-    from tackroom.profile.render import _target, plan_render, write
-
     profile = Profile(hooks=generated_profile(adapter).hooks)
     key = ("capabilities", "hooks")
     if not profile.hooks:
         return [((*key, "events"), "no hook can be rendered: hooks.events maps no moment")]
     with tempfile.TemporaryDirectory(prefix="tackroom-conformance-") as tmp:
-        root = Path(tmp)
         try:
-            rendered = write(plan_render(profile, adapter, root=root))
-            path = _target(hooks, "home", root, root, adapter)
-            assert path is not None
-            read = engine(hooks.render).parse(Context(adapter, "hooks", hooks, path))
+            wrote, read, files, dropped = _render_and_read(adapter, hooks, profile, Path(tmp))
         except Exception as exc:  # engine code, possibly a third party's: any failure is the finding
             return [(key, f"hooks cannot be rendered into a home and read back: {_why(exc)}")]
-        dropped = {d.name for d in rendered.drops}
-        wrote = [h for h in profile.hooks if h.name not in dropped]
-        if not wrote:
-            return [
-                (
-                    key,
-                    "every generated hook was dropped: "
-                    + "; ".join(sorted({d.reason for d in rendered.drops})),
-                )
-            ]
-        if not read:
-            shown = ", ".join(str(o.path.relative_to(root)) for o in rendered.outputs)
-            return [(key, f"{len(wrote)} hooks were written to {shown}, and {hooks.render!r} read none back")]
-        problem = _compare(wrote, sorted(read, key=lambda h: h.name))
+    if not wrote:
+        return [(key, f"every generated hook was dropped: {dropped}")]
+    if not read:
+        return [(key, f"{len(wrote)} hooks were written to {files}, and {hooks.render!r} read none back")]
+    problem = _compare(wrote, sorted(read, key=lambda h: h.name))
     return [(key, f"{hooks.render!r} does not read back the hooks it wrote: {problem}")] if problem else []
+
+
+def _render_and_read(
+    adapter: Adapter, hooks: HooksCapability, profile: Profile, root: Path
+) -> tuple[list[Hook], list[Hook], str, str]:
+    """Render ``profile`` into ``root`` and read it back: (written, read back, files, why dropped)."""
+    from tackroom.profile.engines import engine
+    from tackroom.profile.engines.base import Context
+    from tackroom.profile.render import _target, plan_render, write
+
+    rendered = write(plan_render(profile, adapter, root=root))
+    dropped = {d.name for d in rendered.drops}
+    wrote = [h for h in profile.hooks if h.name not in dropped]
+    reasons = "; ".join(sorted({d.reason for d in rendered.drops}))
+    path = _target(hooks, "home", root, root, adapter)  # where the render put them, as the engine sees it
+    assert path is not None  # a capability always has a home path
+    read = engine(hooks.render).parse(Context(adapter, "hooks", hooks, path))
+    files = ", ".join(str(o.path.relative_to(root)) for o in rendered.outputs)
+    return wrote, list(read), files, reasons

@@ -389,13 +389,13 @@ def family_problems(family: Family) -> list[str]:
 
 def check_detect(adapter: Adapter) -> list[Raw]:
     """Detection markers are plain relative paths inside a repository, each listed once."""
-    from tackroom.detect import _marker_parts
+    from tackroom.detect import marker_parts
 
     found: list[Raw] = []
     seen: set[str] = set()
     for index, marker in enumerate(adapter.spec.detect):
         key = ("detect", str(index), "path")
-        if _marker_parts(marker.path) is None or "{{" in marker.path or "${" in marker.path:
+        if marker_parts(marker.path) is None or "{{" in marker.path or "${" in marker.path:
             found.append(
                 (key, f"{marker.path!r} must be a plain relative path inside the repository (e.g. '.claude')")
             )
