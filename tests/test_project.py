@@ -16,7 +16,7 @@ import pytest
 
 from clikit import run_cli
 from tackroom.adapters.resolve import load_adapters
-from tackroom.errors import ConfigError, HarnessVersionError, RunError
+from tackroom.errors import ConfigError, DetectionError, HarnessVersionError
 from tackroom.project import load_project
 from tackroom.run.runner import run
 
@@ -105,12 +105,95 @@ def test_adapters_render_shows_the_project_options(config_dir: Path, tmp_path: P
     assert json.loads(done.stdout)["argv"][-4:] == ["--model", "project-model", "--max-turns", "5"]
 
 
-def test_without_a_name_or_a_project_harness_the_run_says_how(config_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(RunError, match=r'set harness = "NAME" in a tackroom\.toml'):
+def test_without_a_name_a_project_harness_or_markers_the_run_says_how(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(DetectionError, match=r'set harness = "NAME" in a tackroom\.toml'):
         run(None, "hello", workdir=tmp_path, runs_dir=tmp_path / "runs")
     done = run_cli("run", "hello", "--workdir", str(tmp_path))
     assert done.returncode == 1 and "tackroom: error: no adapter named" in done.stderr
+    assert "no harness's markers were found in" in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+# -- detection: a flag, then the project file, then the repository's markers ----------------
+
+MARKED = '[[adapter.{name}.detect]]\npath = "{marker}"\nscore = {score}\n'
+
+
+def marked_adapter(config_dir: Path, name: str, marker: str = ".fake", score: int = 50) -> None:
+    """A fake adapter the repository's ``marker`` selects (a variant's own markers make it a candidate)."""
+    fake_adapter(config_dir, name=name, extra=MARKED.format(name=name, marker=marker, score=score))
+
+
+def bare_repository(tmp_path: Path, *markers: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    for marker in markers:
+        (repo / marker).mkdir()
+    return repo
+
+
+def test_a_run_without_a_name_or_project_harness_uses_the_detected_adapter_and_says_why(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    marked_adapter(config_dir, "fake")
+    repo = bare_repository(tmp_path, ".fake")
+    done = run_cli("run", "hello", "--json", "--workdir", str(repo / "sub"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["adapter"] == "fake"
+    assert done.stderr.splitlines()[0] == f"tackroom: using fake: detected in {repo}: .fake 50"
+    result = run(None, "hello", workdir=repo, runs_dir=tmp_path / "runs", profile=None)
+    assert result.adapter == "fake"
+
+
+def test_the_project_file_wins_over_detection_and_a_flag_over_both(config_dir: Path, tmp_path: Path) -> None:
+    marked_adapter(config_dir, "fake")
+    fake_adapter(config_dir, name="other")
+    fake_adapter(config_dir, name="third")
+    repo = bare_repository(tmp_path, ".fake")
+    (repo / "tackroom.toml").write_text('harness = "other"\n', encoding="utf-8")
+    done = run_cli("run", "hello", "--json", "--workdir", str(repo))
+    assert json.loads(done.stdout)["adapter"] == "other"
+    assert f'tackroom: using other: harness = "other" in {repo / "tackroom.toml"}' in done.stderr
+    flagged = run_cli("run", "third", "hello", "--json", "--workdir", str(repo))
+    assert json.loads(flagged.stdout)["adapter"] == "third" and "tackroom: using" not in flagged.stderr
+
+
+def test_an_ambiguous_repository_is_an_error_listing_the_candidates(config_dir: Path, tmp_path: Path) -> None:
+    marked_adapter(config_dir, "fake", ".shared", 7)
+    marked_adapter(config_dir, "other", ".shared", 7)
+    repo = bare_repository(tmp_path, ".shared")
+    runs = tmp_path / "data"
+    done = run_cli("run", "hello", "--workdir", str(repo), env={"XDG_DATA_HOME": str(runs)})
+    assert done.returncode == 1 and not runs.exists()
+    assert done.stderr == (
+        f"tackroom: error: no adapter named, and {str(repo)!r} is set up for 2 harnesses equally (score 7): "
+        "fake (.shared 7); other (.shared 7). Choose one: name one (`tackroom run NAME PROMPT`) or set "
+        'harness = "NAME" in a tackroom.toml at the repository root\n'
+    )
+    with pytest.raises(DetectionError, match=r"fake \(\.shared 7\); other \(\.shared 7\)"):
+        run(None, "hello", workdir=repo, runs_dir=runs)
+    assert not runs.exists()
+
+
+def test_profile_render_and_import_without_a_name_use_the_same_choice(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    marked_adapter(config_dir, "fake")
+    repo = bare_repository(tmp_path, ".fake")
+    rules(repo / ".tackroom" / "profile", "DETECTED")
+    done = run_cli("profile", "render", "--json", cwd=repo / "sub")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["adapter"] == "fake"
+    assert done.stderr.startswith(f"tackroom: using fake: detected in {repo}: .fake 50\n")
+    imported = run_cli("profile", "import", "--json", "--from", str(tmp_path), "--into", "p", cwd=repo)
+    assert json.loads(imported.stdout)["adapter"] == "fake" and "using fake" in imported.stderr
+    (repo / ".other").mkdir()
+    marked_adapter(config_dir, "other", ".other")
+    tied = run_cli("profile", "render", cwd=repo)
+    assert tied.returncode == 1 and "Choose one: name one (`tackroom profile render NAME`)" in tied.stderr
 
 
 def test_a_lone_adapter_name_is_missing_its_prompt(config_dir: Path, tmp_path: Path) -> None:

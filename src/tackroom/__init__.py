@@ -59,6 +59,10 @@ _EXPORTS = {
     "MockScriptError": "tackroom.errors",
     "RunError": "tackroom.errors",
     "StreamLineError": "tackroom.errors",
+    "DetectionError": "tackroom.errors",
+    "ConformanceError": "tackroom.errors",
+    "detect": "tackroom.detect",
+    "Detection": "tackroom.detect",
 }
 
 __all__ = [
@@ -66,6 +70,9 @@ __all__ = [
     "AdapterSet",
     "AssistantText",
     "ConfigError",
+    "ConformanceError",
+    "Detection",
+    "DetectionError",
     "Endpoint",
     "ErrorEvent",
     "Event",
@@ -100,6 +107,7 @@ __all__ = [
     "UsageReport",
     "__version__",
     "arun",
+    "detect",
     "load_adapters",
     "load_profile",
     "run",
@@ -107,8 +115,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet, load_adapters
+    from tackroom.detect import Detection, detect
     from tackroom.errors import (
         ConfigError,
+        ConformanceError,
+        DetectionError,
         FamilyError,
         HarnessNotFoundError,
         HarnessVersionError,

@@ -23,7 +23,9 @@ else is a bug and gets a traceback.
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
      │    └── MockScriptError   a mock model script that does not parse
      ├── RunError               a run that could not be started or followed
-     └── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
+     ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
+     ├── DetectionError         no harness named, and the repository does not say which one (none or a tie)
+     └── ConformanceError       an adapter that fails the conformance kit (also an AssertionError, for tests)
 """
 
 from __future__ import annotations
@@ -158,3 +160,25 @@ class StreamLineError(TackroomError, ValueError):
     Family code raises it (through ``json_line``); the run turns it into a
     non-fatal error event that keeps the line, so it never reaches a caller.
     """
+
+
+class DetectionError(TackroomError):
+    """No harness was named and none could be chosen: no markers matched, or several matched equally.
+
+    The message lists the candidates (if any) and how to choose one; ambiguity is reported, never
+    guessed. A path to look at that is not a directory is one too.
+    """
+
+
+class ConformanceError(TackroomError, AssertionError):
+    """An adapter failed the conformance kit; :attr:`findings` lists every failure, each with file and line.
+
+    It is an :class:`AssertionError` too, so ``assert_adapter_conformance`` reads as a test failure.
+    """
+
+    def __init__(self, adapter: str, findings: Sequence[object]) -> None:
+        self.adapter = adapter
+        self.findings = tuple(findings)
+        lines = [f"adapter {adapter!r} fails {len(self.findings)} conformance check(s):"]
+        lines.extend(f"  {finding}" for finding in self.findings)
+        super().__init__("\n".join(lines))

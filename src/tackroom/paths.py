@@ -79,13 +79,14 @@ def resolves_inside(root: Path, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def read_inside(root: Path, *parts: str | os.PathLike[str]) -> bytes | None:
+def read_inside(root: Path, *parts: str | os.PathLike[str], limit: int | None = None) -> bytes | None:
     """The bytes of the regular file ``root/parts``, or None when there is nothing there.
 
     The path is checked with :func:`inside`; the file is opened without
     following a link and without blocking, so a link, a FIFO, a socket, a
     device or a directory is an :class:`UnsafePathError` naming it, never a
-    read of something else and never a hang.
+    read of something else and never a hang. ``limit`` reads at most that
+    many bytes (a stranger's file may be any size).
     """
     path = inside(root, *parts)
     try:
@@ -102,7 +103,7 @@ def read_inside(root: Path, *parts: str | os.PathLike[str]) -> bytes | None:
         os.close(fd)
         raise UnsafePathError(f"{str(path)!r} is not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return handle.read() if limit is None else handle.read(limit)
 
 
 def _lstat(path: Path) -> os.stat_result | None:

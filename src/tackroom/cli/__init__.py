@@ -14,6 +14,7 @@ import traceback
 import typer
 
 from tackroom.cli import adapters, mock, profile, runs
+from tackroom.cli.detect import detect_command
 from tackroom.cli.install import install_command
 from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
@@ -30,6 +31,7 @@ app.add_typer(adapters.app, name="adapters")
 app.add_typer(mock.app, name="mock")
 app.add_typer(profile.app, name="profile")
 app.add_typer(runs.app, name="runs")
+app.command("detect")(detect_command)
 app.command("probe")(probe_command)
 app.command("install")(install_command)
 app.command("run")(run_command)

@@ -1,4 +1,4 @@
-"""``tackroom adapters``: list, show, diff, render and metrics."""
+"""``tackroom adapters``: list, show, diff, render, check and metrics."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.conformance import Report
 
 app = typer.Typer(help="Explain and render adapters without running them.", no_args_is_help=True)
 
@@ -174,6 +175,37 @@ def render(
 
 
 @app.command()
+def check(
+    targets: list[str] = typer.Argument(
+        None,
+        metavar="[NAME|FILE]...",
+        help="Adapter names, or operator files (a path with '/' or ending in .toml); none: every adapter.",
+    ),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Run the conformance kit; print each failure with its file and line, exit 1 if any.
+
+    A FILE is checked as if installed as adapters.d/<its name> beside the operator's other files.
+    """
+    from tackroom.conformance import CHECKS, check_targets
+
+    report = check_targets(targets or [], project=Path.cwd())
+    if as_json:
+        print_json(report.to_json())
+        raise typer.Exit(0 if report.ok else 1)
+    out = console()
+    for finding in report.findings:
+        # Keys, paths and messages quote operator files: never read as markup.
+        out.print(str(finding), markup=False, highlight=False)
+    checked = len(report.checked)
+    if report.ok:
+        out.print(f"{checked} adapter(s) pass all {len(CHECKS)} checks: {', '.join(CHECKS)}", markup=False)
+        return
+    out.print(_check_summary(report), markup=False)
+    raise typer.Exit(1)
+
+
+@app.command()
 def metrics() -> None:
     """Prometheus text: tackroom_adapter_info{adapter,family,hash,client_version} 1."""
     from concurrent.futures import ThreadPoolExecutor
@@ -194,6 +226,16 @@ def metrics() -> None:
         }
         text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
         print(f"tackroom_adapter_info{{{text}}} 1")
+
+
+def _check_summary(report: Report) -> str:
+    load = sum(f.check == "load" for f in report.findings)
+    failing = len({f.adapter for f in report.findings if f.check != "load"})
+    parts = [f"{len(report.findings)} failure(s)"]
+    if load:
+        parts.append(f"{load} load problem(s), so the tables of that load were not checked")
+    parts.append(f"{failing} of {len(report.checked)} adapter(s) checked fail")
+    return "; ".join(parts)
 
 
 def _client_version(adapter: Adapter) -> str:

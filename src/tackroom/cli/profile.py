@@ -35,9 +35,12 @@ def load(dirs: list[Path]) -> Profile:
     return load_profile(dirs, harnesses=resolve_builtins())
 
 
+NAME_ARG = typer.Argument(None, help="Adapter name (default: the project's harness, else the one detected).")
+
+
 @app.command()
 def render(
-    name: str = typer.Argument(..., help="Adapter name."),
+    name: str | None = NAME_ARG,
     profile: list[Path] = PROFILE_OPT,
     into: Path | None = typer.Option(
         None, "--into", file_okay=False, help="Write under this directory (a home layout)."
@@ -48,13 +51,12 @@ def render(
     as_json: bool = typer.Option(False, "--json", help="Print what was rendered as JSON."),
 ) -> None:
     """Render the profile for one harness; without --into or --scope project, only show the plan."""
-
-    from tackroom.adapters.resolve import load_adapters
+    from tackroom.cli.detect import chosen_adapter
     from tackroom.profile.render import plan_render, write
 
     if scope not in ("home", "project"):
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
-    adapter = load_adapters(project=Path.cwd())[name]
+    adapter = chosen_adapter(name, Path.cwd(), "`tackroom profile render NAME`")
     root = Path.cwd() if scope == "project" else (into or Path("<home>"))
     loaded = load(profile)
     rendered = plan_render(loaded, adapter, root=root, scope="project" if scope == "project" else "home")
@@ -76,7 +78,7 @@ def render(
 
 @app.command("import")
 def import_(
-    name: str = typer.Argument(..., help="Adapter name."),
+    name: str | None = NAME_ARG,
     from_: Path = typer.Option(
         Path.home(),
         "--from",
@@ -91,19 +93,24 @@ def import_(
     as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
 ) -> None:
     """Read a harness's native files back into a neutral profile (never overwriting a profile file)."""
-    from tackroom.adapters.resolve import load_adapters
+    from tackroom.cli.detect import chosen_adapter
     from tackroom.profile.render import import_profile
     from tackroom.profile.write import write_profile
 
     if scope not in ("home", "project"):
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
-    adapter = load_adapters(project=Path.cwd())[name]
+    adapter = chosen_adapter(name, Path.cwd(), "`tackroom profile import NAME`")
     found = import_profile(adapter, root=from_, scope="project" if scope == "project" else "home")
     written = write_profile(found, into)
     counts = {k: len(getattr(found, k)) for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")}
     if as_json:
         print_json(
-            {"adapter": name, "into": str(into), "found": counts, "written": [str(p) for p in written]}
+            {
+                "adapter": adapter.name,
+                "into": str(into),
+                "found": counts,
+                "written": [str(p) for p in written],
+            }
         )
         return
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"

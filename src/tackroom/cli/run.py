@@ -33,7 +33,9 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 def run_command(
     words: list[str] = typer.Argument(
-        ..., metavar="[NAME] PROMPT", help="Adapter name (default: the project's harness), then the prompt."
+        ...,
+        metavar="[NAME] PROMPT",
+        help="Adapter name (default: the project's harness, else the one detected), then the prompt.",
     ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model (same as --option model=M)."),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE; repeat for more."),
@@ -67,7 +69,7 @@ def run_command(
 ) -> None:
     """Run a harness headless; exit with its exit code (1 on a model failure it hid).
 
-    `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names.
+    `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names, else the detected one.
     """
     from tackroom.plan import parse_option_args
     from tackroom.run.runner import arun
@@ -79,6 +81,10 @@ def run_command(
     if profile and no_profile:
         raise typer.BadParameter("give --profile or --no-profile, not both")
     name, prompt = _name_and_prompt(words, workdir)
+    if name is None:
+        from tackroom.cli.detect import chosen_adapter
+
+        name = chosen_adapter(None, workdir, "`tackroom run NAME PROMPT`").name
     options: dict[str, Any] = parse_option_args(option)
     if model:
         options["model"] = model

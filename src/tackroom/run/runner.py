@@ -70,7 +70,10 @@ async def arun(
     The repository holding ``workdir`` may have a project file
     (``tackroom.toml``): with ``adapter=None`` its ``harness`` is run, its
     ``[options]`` apply under ``options`` (an option given here wins), and its
-    ``profile`` names the project's profile directory.
+    ``profile`` names the project's profile directory. With ``adapter=None``
+    and no ``harness`` there, the adapter the repository's markers pick is run
+    (:func:`tackroom.detect.choose_harness`); none, or a tie, is a
+    :class:`~tackroom.errors.DetectionError` listing the candidates.
 
     ``mock`` (a script, or a script file) or ``mock_text`` starts the keyless
     mock model and points the harness at it (a running ``MockServer`` is used
@@ -339,20 +342,17 @@ def _variable_withheld(
 def _resolve(
     adapter: str | Adapter | None, adapters: AdapterSet | None, workdir: Path, project: Project | None
 ) -> Adapter:
-    """The adapter named here, else the project's ``harness``."""
+    """The adapter named here, else the project's ``harness``, else the one the repository's markers pick."""
     if adapter is not None and not isinstance(adapter, str):
         return adapter
-    name = adapter if adapter is not None else (project.harness if project is not None else None)
-    if name is None:
-        where = project.file if project is not None else "a tackroom.toml at the repository root"
-        raise RunError(
-            f'no adapter named: name one (`tackroom run NAME PROMPT`) or set harness = "NAME" in {where}'
-        )
+    from tackroom.detect import choose_harness
+
     if adapters is None:
         from tackroom.adapters.resolve import load_adapters
 
         adapters = load_adapters(project=workdir)
-    return adapters[name]
+    how = "`tackroom run NAME PROMPT`, or run(NAME, ...) in Python"
+    return adapters[choose_harness(adapter, workdir, project=project, adapters=adapters, how=how).adapter]
 
 
 def _new_run_dir(root: Path, name: str) -> Path:

@@ -176,7 +176,12 @@ def parse_hook(ctx: Context, event: str, matcher: str | None, command: str) -> H
 
 def _match_template(template: str, event: str, command: str) -> str | None:
     parts = template.replace("{{event}}", event).split("{{text}}")
-    pattern = "(.*)".join(re.escape(p) for p in parts)
+    # One group; a repeated {{text}} must be the same text again. A group per copy made a
+    # template that repeats it backtrack exponentially on a command read from a stranger's files.
+    copies = [re.escape(part) for part in parts[1:]]
+    pattern = re.escape(parts[0]) + "".join(
+        ("(?P<text>.*)" if i == 0 else "(?P=text)") + part for i, part in enumerate(copies)
+    )
     found = re.fullmatch(pattern, command, re.DOTALL)
     if found is None or not found.groups():
         return None
