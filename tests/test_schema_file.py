@@ -39,6 +39,7 @@ def test_public_api() -> None:
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError"),
+        *("ProbeError", "RowError", "StateError"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)
