@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError
-from tackroom.harnesses import data_dir, locate, probe_version, version_key
+from tackroom.harnesses import Located, data_dir, locate, probe_version, version_key
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.project import Project, load_project
@@ -63,6 +63,7 @@ async def arun(
     runs_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     profile: Profile | Literal["default"] | None = "default",
+    executable: Located | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -92,6 +93,10 @@ async def arun(
     adapter's ``env.pass``; what was kept back, and why, is in
     ``Result.withheld``.
 
+    ``executable`` runs that install of the harness (e.g. one version of
+    several installed; a probe of a newer release) instead of the one
+    :func:`~tackroom.harnesses.locate` finds.
+
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
     """
@@ -103,7 +108,7 @@ async def arun(
     project = load_project(workdir)
     resolved = _resolve(adapter, adapters, workdir, project)
     options = project.options_with(options) if project is not None else options
-    located = locate(resolved, environ)
+    located = executable or locate(resolved, environ)
     if located is None:
         raise HarnessNotFoundError(
             f"{resolved.executable!r} (adapter {resolved.name!r}) is not installed by tackroom and "
