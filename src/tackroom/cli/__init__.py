@@ -14,6 +14,8 @@ import traceback
 import typer
 
 from tackroom.cli import adapters, mock, profile, runs
+from tackroom.cli.capabilities import capabilities_command
+from tackroom.cli.doctor import doctor_command
 from tackroom.cli.install import install_command
 from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
@@ -31,6 +33,8 @@ app.add_typer(mock.app, name="mock")
 app.add_typer(profile.app, name="profile")
 app.add_typer(runs.app, name="runs")
 app.command("probe")(probe_command)
+app.command("capabilities")(capabilities_command)
+app.command("doctor")(doctor_command)
 app.command("install")(install_command)
 app.command("run")(run_command)
 app.command("trust")(trust_command)
