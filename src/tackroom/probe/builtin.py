@@ -10,8 +10,9 @@ harnesses, several at two versions, on two cores):
   figures: ``rules.read``, ``skills.visible``, ``agents.visible``,
   ``commands.expand``, ``usage.exact``, ``endpoint.model``,
   ``transcripts.written``;
-* **tools**: an MCP server and a hook at every moment; the model calls the
-  MCP tool, then a shell command a refuse hook must block:
+* **tools**: an MCP server and a hook at every moment; the model reads a
+  file, runs a shell command a refuse hook must block, then calls the MCP
+  tool (last: a harness that does not offer it ends the conversation there):
   ``mcp.offered|called|answered``, ``hooks.<moment>.fire``, ``hooks.inject``,
   ``hooks.refuse``;
 * **error**: the model answers HTTP 400: ``error.detected``;
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -57,6 +59,8 @@ ERROR_RUN_TIMEOUT_S = 90.0
 """An injected error must end the run well within this; a harness still waiting has hung on it."""
 TIMEOUT_RUN_DEFAULT_S = 30.0
 """The timeout run's timeout when no earlier run showed how long the harness takes to ask the model."""
+TIMEOUT_RUN_MIN_S = 3.0
+"""The shortest timeout run: time to start, reach the model and be kept waiting there."""
 _WALK_LIMIT = 20_000
 """The most entries a transcript search looks at: a run's home is small, a hostile one is not."""
 
@@ -184,28 +188,7 @@ FIGURES = {"input": 321, "output": 54, "cache_read": 21, "cache_write": 5, "reas
 
 
 async def _profile_session(ctx: Context) -> None:
-    caps = ctx.adapter.spec.capabilities
-    items: dict[str, Any] = {}
-    if ctx.wants("rules.read", caps.rules is not None, "the adapter declares no rules capability"):
-        items["rules"] = (Rule("probe", f"Rule text {_mark(ctx, 'RULES')}\n"),)
-    if ctx.wants("skills.visible", caps.skills is not None, "the adapter declares no skills capability"):
-        items["skills"] = (
-            Skill("tr-probe-skill", f"{_mark(ctx, 'SKILL')} explains the probe.", "Say PROBE_SKILL_BODY.\n"),
-        )
-    if ctx.wants(
-        "agents.visible", caps.subagents is not None, "the adapter declares no subagents capability"
-    ):
-        # A real-looking prompt: a harness may skip a subagent whose prompt is a single word.
-        items["agents"] = (
-            Agent("tr-probe-agent", f"{_mark(ctx, 'AGENT')} reviews changes.", "You review changes.\n"),
-        )
-    command = ctx.wants(
-        "commands.expand", caps.commands is not None, "the adapter declares no commands capability"
-    )
-    if command:
-        items["commands"] = (
-            Command("tr-probe-cmd", "Probe command.", f"{_mark(ctx, 'COMMAND')} with $ARGUMENTS\n"),
-        )
+    items = _profile_items(ctx)
     usage = "usage.exact" in ctx.wanted
     model = ctx.wants(
         "endpoint.model", ctx.adapter.spec.options.model is not None, "the adapter has no model option"
@@ -221,25 +204,17 @@ async def _profile_session(ctx: Context) -> None:
 
     options: dict[str, Any] = {"model": probe_model(ctx.adapter)} if model else {}
     prompt = "Reply with ok."
-    if command:
+    if "commands.expand" in items:
         prompt, extra = _invocation(ctx.adapter)
         options |= extra
+    profile = Profile(**{kind: (item,) for _capability, (kind, item, _marker) in items.items()})
     script = Script([Turn.reply("ok", usage=Usage(**FIGURES))])
-    attempt = await ctx.run("profile", Profile(**items), script, prompt=prompt, options=options)
+    attempt = await ctx.run("profile", profile, script, prompt=prompt, options=options)
     if attempt is None:
         return
-    seen: Observations = {}
-    for capability, key in (
-        ("rules.read", "RULES"),
-        ("skills.visible", "SKILL"),
-        ("agents.visible", "AGENT"),
-    ):
-        if capability in ctx.wanted and capability not in ctx.findings.notes:
-            seen[capability] = _saw(attempt.mock, _mark(ctx, key), attempt.result)
-    if command:
-        seen["commands.expand"] = _saw(
-            attempt.mock, f"{_mark(ctx, 'COMMAND')} with probe-args", attempt.result
-        )
+    seen: Observations = {
+        capability: _saw(attempt.mock, marker, attempt.result) for capability, (_, _, marker) in items.items()
+    }
     if usage:
         seen["usage.exact"] = _usage(ctx.adapter, attempt.result)
     if model:
@@ -247,6 +222,35 @@ async def _profile_session(ctx: Context) -> None:
     if transcripts:
         seen["transcripts.written"] = _transcripts(ctx, attempt)
     ctx.findings.add(seen, attempt.trouble())
+
+
+def _profile_items(ctx: Context) -> dict[str, tuple[str, Any, str]]:
+    """Capability -> (profile field, the item carrying a marker, the text that proves it was used)."""
+    caps = ctx.adapter.spec.capabilities
+    found: dict[str, tuple[str, Any, str]] = {}
+    if ctx.wants("rules.read", caps.rules is not None, "the adapter declares no rules capability"):
+        marker = _mark(ctx, "RULES")
+        found["rules.read"] = ("rules", Rule("probe", f"Rule text {marker}\n"), marker)
+    if ctx.wants("skills.visible", caps.skills is not None, "the adapter declares no skills capability"):
+        marker = _mark(ctx, "SKILL")
+        skill = Skill("tr-probe-skill", f"{marker} explains the probe.", "Say PROBE_SKILL_BODY.\n")
+        found["skills.visible"] = ("skills", skill, marker)
+    if ctx.wants(
+        "agents.visible", caps.subagents is not None, "the adapter declares no subagents capability"
+    ):
+        marker = _mark(ctx, "AGENT")
+        # A real-looking prompt: a harness may skip a subagent whose prompt is a single word.
+        found["agents.visible"] = (
+            "agents",
+            Agent("tr-probe-agent", f"{marker} reviews changes.", "You review changes.\n"),
+            marker,
+        )
+    if ctx.wants("commands.expand", caps.commands is not None, "the adapter declares no commands capability"):
+        marker = _mark(ctx, "COMMAND")
+        command = Command("tr-probe-cmd", "Probe command.", f"{marker} with $ARGUMENTS\n")
+        # Proven only by the expansion: the body with the prompt's arguments in it.
+        found["commands.expand"] = ("commands", command, f"{marker} with probe-args")
+    return found
 
 
 def _mark(ctx: Context, what: str) -> str:
@@ -449,7 +453,7 @@ class _ToolsPlan:
     @property
     def profile(self) -> Profile:
         hooks = [
-            Hook(f"tr-fire-{m}", m, "command", command=f"echo {m} >> {_shell_quote(str(self.fired))}")
+            Hook(f"tr-fire-{m}", m, "command", command=f"echo {m} >> {shlex.quote(str(self.fired))}")
             for m in self.moments
         ]
         if self.inject is not None:
@@ -612,12 +616,6 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _shell_quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
-
-
 # --- error: an injected model error is a failure, whatever the exit code --------------------
 
 
@@ -689,7 +687,7 @@ def _timeout_for(ctx: Context) -> float:
     """Long enough for the harness to start and ask the model (seen in an earlier run), then some."""
     if ctx.first_request_s is None:
         return min(ctx.timeout_s, TIMEOUT_RUN_DEFAULT_S)
-    return min(ctx.timeout_s, max(5.0, ctx.first_request_s * 2 + 3))
+    return min(ctx.timeout_s, max(TIMEOUT_RUN_MIN_S, ctx.first_request_s * 2 + 2))
 
 
 Session = Callable[[Context], Awaitable[None]]
