@@ -69,6 +69,18 @@ def test_each_broken_behaviour_is_found(
     assert note in row.notes[capability]
 
 
+def test_a_transcript_written_through_a_link_out_of_the_run_does_not_count(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    adapter = agent_adapter(config_dir, "--link-transcripts", str(outside))
+    row = probe(adapter, capabilities=["transcripts.written"], scratch=tmp_path, timeout_s=20)
+    assert list(outside.rglob("*.jsonl")), "the fake wrote its session file through the link"
+    assert row.supports == {"transcripts.written": False}
+    assert "a link out of the run" in row.notes["transcripts.written"]
+
+
 def test_a_timeout_that_leaves_nothing_running_is_proven(config_dir: Path, tmp_path: Path) -> None:
     row = probe(
         agent_adapter(config_dir), capabilities=["process.tree_killed"], scratch=tmp_path, timeout_s=3

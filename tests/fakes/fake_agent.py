@@ -37,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wrong-usage", action="store_true", help="report twice the input tokens")
     p.add_argument("--hide-errors", action="store_true", help="report a model error as success, exit 0")
     p.add_argument("--no-transcript", action="store_true", help="write no session file")
+    p.add_argument(
+        "--link-transcripts",
+        metavar="DIR",
+        help="make projects/ a link to DIR and write the session file there",
+    )
     p.add_argument("--crash", action="store_true", help="exit 3 before asking the model, printing nothing")
     p.add_argument("--garbage", action="store_true", help="print one line that is not JSON, then exit 0")
     p.add_argument(
@@ -90,6 +95,9 @@ def main() -> int:
         {"type": "assistant", "session_id": session, "message": {"content": [{"type": "text", "text": text}]}}
     )
     _emit({**result, "session_id": session})
+    if args.link_transcripts:
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "projects").symlink_to(args.link_transcripts)
     if not args.no_transcript:
         path = config / "projects" / "fake-project" / f"{session}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -326,11 +326,16 @@ def _transcripts(ctx: Context, attempt: Attempt) -> tuple[Support, str]:
     roots = transcript_roots(ctx.adapter, attempt, ctx.environ)
     spec = ctx.adapter.spec.transcripts
     assert spec is not None
-    for root in roots:
+    # The run's home and workdir are the harness's to write: a root it turned into a link out of
+    # the run proves nothing about where sessions go, and is not followed.
+    scratch = ctx.scratch.resolve()
+    inside = [r for r in roots if r.resolve() == scratch or scratch in r.resolve().parents]
+    for root in inside:
         if _find(root, spec.glob):
             return True, ""
     shown = ", ".join(str(r) for r in roots)
-    return False, f"no file matching {spec.glob} under {shown}"
+    linked = "; ".join(f"{r} is a link out of the run" for r in roots if r not in inside)
+    return False, f"no file matching {spec.glob} under {shown}" + (f" ({linked})" if linked else "")
 
 
 def transcript_roots(adapter: Adapter, attempt: Attempt, environ: Mapping[str, str]) -> list[Path]:
