@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
 from tackroom.errors import ProbeError
 from tackroom.harnesses import Located
 from tackroom.probe import procs
-from tackroom.probe.builtin import Context, Harness, glob_regex, observe
+from tackroom.probe.builtin import MCP_SERVER, Context, Harness, glob_regex, observe
 from tackroom.probe.rows import CAPABILITIES, OUTCOME_NOTE
 from tackroom.probe.runner import aprobe_all, check_capabilities, probe
 from tackroom.state import CapabilityRows, StateDB
@@ -239,3 +240,20 @@ def test_transcript_globs_match_as_pathlib_would() -> None:
     assert not glob_regex("*/*.jsonl").fullmatch("a/b/s.jsonl")
     assert glob_regex(".aider.chat.history.md").fullmatch(".aider.chat.history.md")
     assert not glob_regex("*.md").fullmatch("a/b.md")
+
+
+def test_a_pid_named_in_the_mcp_log_is_stopped_only_if_it_is_the_probe_server(tmp_path: Path) -> None:
+    # The log is written beside the harness, so it is outside input: a pid in it that is not our
+    # MCP server (here a bystander sleep, or pid 1) is never counted, and never killed.
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        found = procs.leftovers(
+            tmp_path / "run-x", workdir, [bystander.pid, 1, True], command=str(MCP_SERVER)
+        )
+        assert found == {}
+        assert procs.alive(bystander.pid)
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -607,7 +607,7 @@ def _messages(log: Path) -> list[dict[str, Any]]:
     for line in _read(log).splitlines()[:1000]:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(message, dict):
             found.append(message)
@@ -670,8 +670,8 @@ async def _timeout_session(ctx: Context) -> None:
         why = f"the harness ended by itself before the timeout ({attempt.result.error or 'exit 0'})"
         ctx.findings.add({"process.tree_killed": (NOT_OBSERVED, why)}, None)
         return
-    pids = [m["pid"] for m in _messages(log) if isinstance(m.get("pid"), int)]
-    left = procs.leftovers(attempt.result.run_dir, attempt.workdir, pids)
+    pids = [m.get("pid") for m in _messages(log)]
+    left = procs.leftovers(attempt.result.run_dir, attempt.workdir, pids, command=str(MCP_SERVER))
     procs.stop(left)
     waiting = any(r.wire is not None for r in attempt.mock.requests)
     context = "while the model kept it waiting" if waiting else "before it reached the model"

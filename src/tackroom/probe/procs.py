@@ -3,7 +3,9 @@
 A probe of ``process.tree_killed`` looks for anything of the run that
 outlived it: a process carrying the run's ``TACKROOM_RUN_MARKER`` (every
 process of a run inherits it), one whose working directory is inside the
-run's workdir, or a pid the run's MCP server logged. Only the user's own
+run's workdir, or a pid the run's MCP server logged, if that pid is still
+the probe's MCP server (the log sits beside the harness, so a pid in it is
+outside input: never pid 1, never another program). Only the user's own
 processes are looked at. Linux only: without ``/proc`` nothing is found.
 """
 
@@ -21,10 +23,15 @@ _PROC = Path("/proc")
 _DEAD = frozenset({"Z", "X", "x"})
 
 
-def leftovers(run_dir: Path, workdir: Path, pids: Iterable[int] = ()) -> dict[int, str]:
-    """Live processes of the run ``run_dir`` (pid -> command line), excluding this process."""
+def leftovers(
+    run_dir: Path, workdir: Path, pids: Iterable[object] = (), *, command: str | None = None
+) -> dict[int, str]:
+    """Live processes of the run ``run_dir`` (pid -> command line), excluding this process.
+
+    ``pids`` (from a log) count only when their command line holds ``command``.
+    """
     entry = f"{MARKER}={run_dir.name}:".encode()
-    wanted = set(pids)
+    wanted = {p for p in pids if type(p) is int and p > 1} if command else set()
     found: dict[int, str] = {}
     me, uid = os.getpid(), os.getuid()
     try:
@@ -38,8 +45,9 @@ def leftovers(run_dir: Path, workdir: Path, pids: Iterable[int] = ()) -> dict[in
         with contextlib.suppress(OSError):
             if proc.stat().st_uid != uid or not alive(pid):
                 continue
-            if pid in wanted or _marked(proc, entry) or _inside(proc, workdir):
-                found[pid] = command(pid)
+            named = pid in wanted and command is not None and command in command_line(pid)
+            if named or _marked(proc, entry) or _inside(proc, workdir):
+                found[pid] = command_line(pid)
     return found
 
 
@@ -59,7 +67,7 @@ def stop(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def command(pid: int) -> str:
+def command_line(pid: int) -> str:
     """A process's command line, for a note (empty once it is gone)."""
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
