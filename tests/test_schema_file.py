@@ -40,6 +40,7 @@ def test_public_api() -> None:
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
         *("DetectionError", "ConformanceError", "detect", "Detection"),
+        *("ProbeError", "RowError", "StateError"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)

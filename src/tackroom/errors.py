@@ -17,12 +17,15 @@ else is a bug and gets a traceback.
      ├── UnknownAdapterError    a name no built-in or operator table defines
      ├── FamilyError            a family that is not registered, or registered badly
      ├── InstallError           a harness that could not be installed
- ├── RegistryError          a package registry that could not say which release is newest
+     ├── RegistryError          a package registry that could not say which release is newest
      ├── HarnessNotFoundError   the executable is not installed and not on PATH
      ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
      │    └── MockScriptError   a mock model script that does not parse
      ├── RunError               a run that could not be started or followed
+     ├── ProbeError             a probe that cannot be run as asked (an unknown capability, bad jobs)
+     ├── RowError               a capability row or an external probe's output that does not parse
+     ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
      ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
      ├── DetectionError         no harness named, and the repository does not say which one (none or a tie)
      └── ConformanceError       an adapter that fails the conformance kit (also an AssertionError, for tests)
@@ -152,6 +155,18 @@ class MockScriptError(MockError):
 
 class RunError(TackroomError):
     """A run could not be started or followed."""
+
+
+class ProbeError(TackroomError):
+    """A probe cannot be run as asked: an unknown capability, nothing to probe."""
+
+
+class RowError(TackroomError, ValueError):
+    """A capability row (or an external probe's output) that does not parse; the whole row is rejected."""
+
+
+class StateError(TackroomError):
+    """The state database cannot be used: not a database, another program's, a newer tackroom's, read-only."""
 
 
 class StreamLineError(TackroomError, ValueError):

@@ -296,6 +296,10 @@ class AdapterSpec(Strict):
     them), installed beside ``verified_with`` by ``tackroom install --all``."""
     install: Install | None = None
     """How ``tackroom install`` gets it; absent = install it yourself."""
+    probe: list[str] | None = None
+    """An external probe, instead of tackroom's own probe runs: the argv (taken literally, a leading
+    ``~`` expanded) of an executable that prints one JSON object holding only ``supports`` and
+    ``notes``; anything else fails the row."""
     one_shot: Template
     """Argv template of a one-shot headless run."""
     prompt_stdin: bool = False

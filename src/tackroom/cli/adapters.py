@@ -226,6 +226,30 @@ def metrics() -> None:
         }
         text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
         print(f"tackroom_adapter_info{{{text}}} 1")
+    _proof_ages(adapters)
+
+
+def _proof_ages(adapters: AdapterSet) -> None:
+    """The age of each adapter's latest capability row; an adapter never probed has no sample (not 0)."""
+    from datetime import UTC, datetime
+
+    from tackroom.state import CapabilityRows, StateDB
+
+    latest = CapabilityRows(StateDB.default()).latest_by_adapter()
+    now = datetime.now(UTC)
+    print("# HELP tackroom_capability_proof_age_seconds Seconds since the adapter's latest capability row.")
+    print("# TYPE tackroom_capability_proof_age_seconds gauge")
+    for name in adapters:
+        row = latest.get(name)
+        if row is None:
+            continue
+        labels = {
+            "adapter": name,
+            "harness_version": row.harness_version or "unknown",
+            "outcome": row.outcome,
+        }
+        text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+        print(f"tackroom_capability_proof_age_seconds{{{text}}} {(now - row.probed_at).total_seconds():.0f}")
 
 
 def _check_summary(report: Report) -> str:

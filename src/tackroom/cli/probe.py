@@ -1,46 +1,102 @@
-"""``tackroom probe``: prove, against the real binary and the mock, which capabilities a harness has."""
+"""``tackroom probe``: prove, against the real binary and the mock, what a harness does; store the row."""
 
 from __future__ import annotations
 
-import tempfile
+import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tackroom.cli import _params
 from tackroom.cli._output import console, escape, print_json
 
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter
+    from tackroom.probe.rows import Row
+
 
 def probe_command(
-    name: str = typer.Argument(..., help="Adapter name."),
-    capability: list[str] = typer.Option([], "--capability", "-c", help="Only these (default: all six)."),
-    timeout: float = typer.Option(120.0, "--timeout", callback=_params.seconds, help="Seconds per run."),
-    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    name: str | None = typer.Argument(None, help="Adapter name (or --all)."),
+    probe_all: bool = typer.Option(False, "--all", help="Probe every adapter whose harness is installed."),
+    capability: list[str] = typer.Option(
+        [], "--capability", "-c", help="Only this capability (repeat for more; default: all)."
+    ),
+    jobs: int = typer.Option(
+        2, "--jobs", "-j", min=1, help="With --all: probes of different harnesses at once."
+    ),
+    timeout: float = typer.Option(
+        120.0, "--timeout", callback=_params.seconds, help="Seconds per probe run."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the row (with --all: the rows) as JSON."),
 ) -> None:
-    """Run capability probes: rules, skills, mcp, commands, subagents, hooks."""
+    """Probe capabilities against the real harness and store the row (see `tackroom capabilities`).
+
+    Exits 1 when a probe's outcome is not ok, or it found false a capability the adapter declares.
+    """
     from tackroom.adapters.resolve import load_adapters
-    from tackroom.probe.capabilities import CAPABILITIES, Probe, probe
+    from tackroom.errors import ProbeError
+    from tackroom.probe.runner import aprobe, aprobe_all, check_capabilities
+    from tackroom.state import CapabilityRows, StateDB
 
-    unknown = [c for c in capability if c not in CAPABILITIES]
-    if unknown:
-        raise typer.BadParameter(f"unknown {unknown}; capabilities: {', '.join(CAPABILITIES)}")
-    adapter = load_adapters(project=Path.cwd())[name]
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="tackroom-probe-") as scratch:
-        status = console(stderr=True)
-        for cap in capability or CAPABILITIES:
-            with status.status(f"probing {escape(name)} {escape(cap)}"):
-                rows.append(probe(adapter, cap, Probe(Path(scratch), timeout_s=timeout)))
-    if as_json:
-        print_json([row.to_json() for row in rows])
+    if (name is None) == (not probe_all):
+        raise typer.BadParameter("name one adapter, or pass --all (not both)")
+    try:
+        wanted = check_capabilities(capability or None)
+    except ProbeError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--capability") from exc
+    adapters = load_adapters(project=Path.cwd())
+    store = CapabilityRows(StateDB.default())
+    status = console(stderr=True)
+    if name is not None:
+        adapter = adapters[name]
+        with status.status(f"probing {escape(name)}"):
+            rows = [asyncio.run(aprobe(adapter, capabilities=wanted, store=store, timeout_s=timeout))]
+        chosen = [adapter]
     else:
-        from rich.table import Table
+        chosen = list(adapters.values())
 
-        table = Table("capability", "status", "version", "checks", "detail")
-        for row in rows:
-            checks = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in row.checks.items())
-            cells = (row.capability, row.status, row.version or "", checks, row.detail)
-            table.add_row(*map(escape, cells))
-        console().print(table)
-    if any(row.status == "failed" for row in rows):
+        def done(row: Row) -> None:
+            note = (
+                f" ({row.notes['outcome']})"
+                if "outcome" in row.notes and row.outcome != "not_installed"
+                else ""
+            )
+            status.print(f"{escape(row.adapter)}: {escape(row.outcome)}{escape(note)}")
+
+        rows = asyncio.run(
+            aprobe_all(chosen, jobs=jobs, on_row=done, capabilities=wanted, store=store, timeout_s=timeout)
+        )
+    _print(rows, as_json, single=name is not None)
+    if any(_failed(a, r, counted=name is not None) for a, r in zip(chosen, rows, strict=True)):
         raise typer.Exit(1)
+
+
+def _print(rows: list[Row], as_json: bool, *, single: bool) -> None:
+    from tackroom.cli.capabilities import matrix, print_row
+
+    if as_json:
+        print_json(rows[0].to_json() if single else [r.to_json() for r in rows])
+    elif single:
+        print_row(rows[0])
+    else:
+        probed = [r for r in rows if r.outcome != "not_installed"]
+        if probed:
+            console().print(matrix(probed))
+        missing = [r.adapter for r in rows if r.outcome == "not_installed"]
+        if missing:
+            console(stderr=True).print(f"not installed: {escape(', '.join(missing))}")
+
+
+def _failed(adapter: Adapter, row: Row, *, counted: bool) -> bool:
+    """A failure for the exit code: a bad outcome, or a declared capability found false.
+
+    With --all, a harness that is not installed is listed, not counted.
+    """
+    from tackroom.probe.doctor import declared_capabilities
+
+    if row.outcome == "not_installed":
+        return counted
+    if row.outcome != "ok":
+        return True
+    return any(row.supports.get(c) is False for c in declared_capabilities(adapter))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError
-from tackroom.harnesses import data_dir, locate, probe_version, version_key
+from tackroom.harnesses import Located, data_dir, locate, probe_version, version_key
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.project import Project, load_project
@@ -64,6 +64,7 @@ async def arun(
     environ: Mapping[str, str] | None = None,
     profile: Profile | Literal["default"] | None = "default",
     harness_version: str | None = None,
+    executable: Located | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -101,6 +102,8 @@ async def arun(
     else the executable on PATH. Either way the adapter's data is the one for
     the version that runs (its ``since`` entries up to that version), and
     ``Result.adapter_hash`` is that adapter's hash.
+    ``executable`` runs that install of the harness instead (a probe of one
+    version of several installed).
 
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
@@ -113,7 +116,7 @@ async def arun(
     project = load_project(workdir)
     resolved = _resolve(adapter, adapters, workdir, project)
     options = project.options_with(options) if project is not None else options
-    located = locate(resolved, environ, version=harness_version)
+    located = executable or locate(resolved, environ, version=harness_version)
     if located is None:
         raise HarnessNotFoundError(_not_found(resolved, harness_version))
     version = located.version or probe_version(resolved, located)

@@ -1,0 +1,107 @@
+"""Named, ordered migrations of the state database (after simonw/llm's ``migrations.py``).
+
+Each migration is a function registered with :func:`migration`, applied once
+in registration order and recorded by name in ``_tackroom_migrations``. A
+migration is never edited once released: a change is a new migration. Later
+issues add their tables (runs, traces, gateway captures) the same way, by
+appending here.
+
+All pending migrations run in one ``BEGIN IMMEDIATE`` transaction, so two
+processes opening a new database at once apply them exactly once, and a
+migration that fails leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tackroom.errors import StateError
+from tackroom.values import iso
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = []
+TABLE = "_tackroom_migrations"
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration (its ``__name__`` is its name, forever)."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def migrate(db: sqlite3.Connection, path: Path, upto: int | None = None) -> list[str]:
+    """Apply the pending migrations (the first ``upto`` only, for tests); return the names applied.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``): this opens
+    and commits its own transaction.
+    """
+    wanted = MIGRATIONS if upto is None else MIGRATIONS[:upto]
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        applied = _applied(db, path)
+        done = []
+        for fn in wanted:
+            if fn.__name__ not in applied:
+                fn(db)
+                db.execute(f"INSERT INTO {TABLE} (name, applied_at) VALUES (?, ?)", (fn.__name__, _now()))
+                done.append(fn.__name__)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return done
+
+
+def _applied(db: sqlite3.Connection, path: Path) -> set[str]:
+    """The migrations already applied; a database tackroom did not make, or a newer one's, is refused."""
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if TABLE not in tables:
+        others = sorted(t for t in tables if not t.startswith("sqlite_"))
+        if others:
+            raise StateError(
+                f"{path}: not a tackroom state database (it holds tables {', '.join(others[:5])}): "
+                "move it aside or point XDG_DATA_HOME elsewhere; tackroom makes a new one"
+            )
+        db.execute(f"CREATE TABLE {TABLE} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        return set()
+    applied = {name for (name,) in db.execute(f"SELECT name FROM {TABLE}")}
+    unknown = sorted(applied - {fn.__name__ for fn in MIGRATIONS})
+    if unknown:
+        raise StateError(
+            f"{path}: written by a newer tackroom (migrations {', '.join(unknown)} are unknown here): "
+            "upgrade tackroom, or move the file aside to start a new one"
+        )
+    return applied
+
+
+def _now() -> str:
+    return iso(datetime.now(UTC))
+
+
+@migration
+def m001_capability_rows(db: sqlite3.Connection) -> None:
+    # One row per probe run; supports and notes are JSON objects, re-parsed strictly on every read.
+    db.execute(
+        """
+        CREATE TABLE capability_rows (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            adapter TEXT NOT NULL,
+            adapter_hash TEXT NOT NULL,
+            harness_version TEXT,
+            probed_at TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'timeout', 'failed', 'not_installed')),
+            supports TEXT NOT NULL CHECK (json_valid(supports) AND json_type(supports) = 'object'),
+            notes TEXT NOT NULL CHECK (json_valid(notes) AND json_type(notes) = 'object')
+        )
+        """
+    )
+
+
+@migration
+def m002_capability_rows_by_adapter(db: sqlite3.Connection) -> None:
+    # `tackroom capabilities`, doctor and metrics ask for the latest row of each adapter.
+    db.execute("CREATE INDEX capability_rows_by_adapter ON capability_rows (adapter, probed_at, id)")
