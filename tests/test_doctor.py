@@ -11,7 +11,7 @@ import pytest
 
 from clikit import run_cli
 from probekit import AGENT_CAPABILITIES, agent_adapter
-from tackroom.adapters.resolve import Adapter, load_adapters
+from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
 from tackroom.probe.doctor import Report, adoctor, declared_capabilities, what_to_change
 from tackroom.state import CapabilityRows, StateDB
 
@@ -84,11 +84,16 @@ def test_a_missing_executable_fails_with_the_fix(config_dir: Path, tmp_path: Pat
 def test_a_too_old_harness_fails_and_drift_warns_naming_both(config_dir: Path, tmp_path: Path) -> None:
     old = doctor(agent_adapter(config_dir, extra='min_version = "3.0"\n'), tmp_path)
     assert checks(old)["version"][0] == "fail" and "older than 3.0" in checks(old)["version"][1]
-    drift = doctor(agent_adapter(config_dir, extra='verified_with = "2.1.332"\n'), tmp_path)
+    drift = doctor(
+        agent_adapter(config_dir, extra='verified_with = "2.1.400"\npreviously_verified = []\n'), tmp_path
+    )
     status, message, fix = checks(drift)["verified"]
-    assert status == "warn" and "2.1.197 is installed, the adapter was verified with 2.1.332" in message
-    assert "--version 2.1.332" in fix
+    assert status == "warn" and "2.1.197 is installed, the adapter was verified with 2.1.400" in message
+    assert "--version 2.1.400" in fix
     assert drift.ok  # a warning is not a failure
+    # A release proven before (previously_verified) is no drift.
+    older = doctor(agent_adapter(config_dir, extra='previously_verified = ["2.1.197"]\n'), tmp_path)
+    assert checks(older)["verified"][0] == "ok" and "was verified too" in checks(older)["verified"][1]
 
 
 def test_a_transcript_root_that_cannot_be_made_fails(config_dir: Path, tmp_path: Path) -> None:
@@ -115,14 +120,12 @@ def test_never_probed_is_a_warning_saying_how(config_dir: Path, tmp_path: Path) 
 
 
 def test_what_to_change_names_the_builtin_when_nothing_was_overridden() -> None:
-    from tackroom.adapters.resolve import resolve_builtins
 
     fix = what_to_change(resolve_builtins()["claude-code"], "mcp.offered")
-    assert "tackroom install claude-code --version 2.1.197" in fix
+    assert f"tackroom install claude-code --version {resolve_builtins()['claude-code'].verified_with}" in fix
 
 
 def test_declared_capabilities_follow_the_adapter_data() -> None:
-    from tackroom.adapters.resolve import resolve_builtins
 
     builtins = resolve_builtins()
     assert len(declared_capabilities(builtins["claude-code"])) == 20

@@ -186,13 +186,21 @@ def detect(path: Path, adapters: Mapping[str, Adapter] | None = None) -> Detecti
     floors = _floors(markers, groups)
     matches = []
     for name, own in markers.items():
-        found = [_marker(p, s, groups, floors) for p, s in own if p in entries]
+        found = _one_per_group([_marker(p, s, groups, floors) for p, s in own if p in entries], groups)
         if found:
             adapter = adapters[name]
             matches.append(Match(name, adapter.harness, max(m.counted for m in found), tuple(found)))
     matches.sort(key=lambda m: (-m.score, m.adapter))
     mirrored = sorted({tuple(sorted(g)) for g in groups.values() if len(g) > 1})
     return Detection(root, tuple(matches), tuple(mirrored), tuple(skipped))
+
+
+def _one_per_group(found: list[Marker], groups: Mapping[str, frozenset[str]]) -> list[Marker]:
+    """One adapter's markers, one per mirror group: its two names for one file are one signal too."""
+    kept: dict[frozenset[str], Marker] = {}
+    for marker in sorted(found, key=lambda m: -m.score):
+        kept.setdefault(groups[marker.path], marker)
+    return [m for m in found if kept[groups[m.path]] is m]
 
 
 def _candidate_markers(adapters: Mapping[str, Adapter]) -> dict[str, list[tuple[str, int]]]:

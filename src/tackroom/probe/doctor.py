@@ -198,6 +198,8 @@ def _drift(report: Report, adapter: Adapter, version: str) -> None:
             "the adapter records no verified_with: its facts were never proven on a harness",
             f"prove them: `tackroom doctor {adapter.name} --prove`",
         )
+    elif version in adapter.verified_versions and version != verified:
+        report.add("verified", "ok", f"{version} was verified too (the newest verified is {verified})")
     elif version != verified:
         report.add(
             "verified",
