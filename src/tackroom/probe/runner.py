@@ -114,6 +114,8 @@ async def aprobe(
         )
         return _store(store, _row(adapter, None, "not_installed", Findings(), started, why))
     version = located.version or await asyncio.to_thread(_version, adapter, located)
+    # The row is about the adapter as it applies to the version probed: its since entries, its hash.
+    adapter = adapter.at(version)
     with tempfile.TemporaryDirectory(
         prefix="tackroom-probe-", dir=scratch, ignore_cleanup_errors=True
     ) as tmp:
