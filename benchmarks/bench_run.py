@@ -48,9 +48,10 @@ def bare_once(name: str, mock: MockServer, env: dict[str, str], scratch: Path) -
     home = run_dir / "home"
     workdir = run_dir / "work"
     workdir.mkdir()
-    plan = adapter.plan("say hi", workdir=workdir, home=home, endpoint=Endpoint(mock.base_url), environ=env)
-    prepare_home(adapter, run_dir, home, False, env)  # the home a run gets, made before the clock starts
-    stage_files(plan.files)
+    endpoint = Endpoint.for_mock(mock.base_url)
+    plan = adapter.plan("say hi", workdir=workdir, home=home, endpoint=endpoint, environ=env)
+    prepare_home(adapter, run_dir, home, False, env, [])  # the home a run gets, made before the clock starts
+    stage_files(plan.files, home)
     child_env = plan.environ()
     if located.bin_dir is not None:
         child_env["PATH"] = f"{located.bin_dir}{os.pathsep}{child_env['PATH']}"

@@ -128,7 +128,7 @@ def test_config_error_names_file_and_line(config_dir: Path) -> None:
 def test_metrics_one_line_per_adapter(tmp_path: Path) -> None:
     done = run_cli("adapters", "metrics", env={"PATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("tackroom_adapter_info")]
     assert len(lines) == len(resolve_builtins())
     claude_hash = resolve_builtins()["claude-code"].hash
     expected = (
@@ -147,3 +147,21 @@ def test_metrics_reads_the_client_version(tmp_path: Path, config_dir: Path) -> N
     )
     done = run_cli("adapters", "metrics")
     assert 'adapter="claude-code"' in done.stdout and 'client_version="9.8.7"' in done.stdout
+    # 9.8.7 is no version claude-code was verified with: a drift sample names both.
+    verified = resolve_builtins()["claude-code"].verified_with
+    assert f'tackroom_adapter_drift{{adapter="claude-code",installed="9.8.7",verified="{verified}"}} 1' in (
+        done.stdout.splitlines()
+    )
+    assert done.stdout.count("tackroom_adapter_drift{") == 1
+
+
+def test_metrics_show_no_drift_for_a_previously_verified_client(tmp_path: Path, config_dir: Path) -> None:
+    previous = resolve_builtins()["claude-code"].effective["previously_verified"][0]
+    fake = tmp_path / "claude"
+    fake.write_text(f"#!/bin/sh\necho '{previous} (Claude Code)'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    (config_dir / "tackroom.toml").write_text(
+        f'[adapter.claude-code]\nexecutable = "{fake}"\n', encoding="utf-8"
+    )
+    done = run_cli("adapters", "metrics")
+    assert f'client_version="{previous}"' in done.stdout and "tackroom_adapter_drift{" not in done.stdout

@@ -171,3 +171,15 @@ def test_without_a_name_or_project_doctor_checks_what_is_installed(
         assert [r["adapter"] for r in json.loads(done.stdout)] == ["fake"]
     else:
         assert done.returncode == 1 and "nothing to check" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_with_no_name_doctor_checks_what_the_repository_is_set_up_for(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".codex").mkdir()
+    done = run_cli("doctor", "--json", cwd=repo)
+    assert f"tackroom: checking codex: detected in {repo} (score 10)" in done.stderr
+    assert [r["adapter"] for r in json.loads(done.stdout)] == ["codex"]
+    (repo / "tackroom.toml").write_text('harness = "gemini"\n', encoding="utf-8")
+    done = run_cli("doctor", "--json", cwd=repo)
+    assert f'checking gemini: harness = "gemini" in {repo / "tackroom.toml"}' in done.stderr

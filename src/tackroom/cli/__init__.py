@@ -17,6 +17,7 @@ from tackroom.cli import adapters, mock, profile, runs
 from tackroom.cli.capabilities import capabilities_command
 from tackroom.cli.detect import detect_command
 from tackroom.cli.doctor import doctor_command
+from tackroom.cli.drift import drift_command
 from tackroom.cli.install import install_command
 from tackroom.cli.probe import probe_command
 from tackroom.cli.run import run_command
@@ -37,6 +38,7 @@ app.command("detect")(detect_command)
 app.command("probe")(probe_command)
 app.command("capabilities")(capabilities_command)
 app.command("doctor")(doctor_command)
+app.command("drift")(drift_command)
 app.command("install")(install_command)
 app.command("run")(run_command)
 app.command("trust")(trust_command)

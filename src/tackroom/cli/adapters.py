@@ -207,7 +207,7 @@ def check(
 
 @app.command()
 def metrics() -> None:
-    """Prometheus text: tackroom_adapter_info{adapter,family,hash,client_version} 1."""
+    """Prometheus text: adapter info, drift of the installed client, and the age of the last proof."""
     from concurrent.futures import ThreadPoolExecutor
 
     adapters = _load()
@@ -226,7 +226,23 @@ def metrics() -> None:
         }
         text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
         print(f"tackroom_adapter_info{{{text}}} 1")
+    _drifts(adapters, versions)
     _proof_ages(adapters)
+
+
+def _drifts(adapters: AdapterSet, versions: dict[str, str]) -> None:
+    """One sample per adapter whose installed client is not a version its facts were proven on."""
+    print(
+        "# HELP tackroom_adapter_drift The installed client is not a version the adapter was verified with."
+    )
+    print("# TYPE tackroom_adapter_drift gauge")
+    for name, adapter in adapters.items():
+        installed, verified = versions[name], adapter.verified_with
+        if installed == "unknown" or verified is None or installed in adapter.verified_versions:
+            continue
+        labels = {"adapter": name, "installed": installed, "verified": verified}
+        text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+        print(f"tackroom_adapter_drift{{{text}}} 1")
 
 
 def _proof_ages(adapters: AdapterSet) -> None:

@@ -22,7 +22,7 @@ def doctor_command(
     names: list[str] = typer.Argument(
         None,
         metavar="[NAME]...",
-        help="Adapters to check (default: the project's harness, else every installed one).",
+        help="Adapters to check (default: the project's harness, else detection, else every installed one).",
     ),
     prove: bool = typer.Option(
         False, "--prove", help="Re-run the probes first, so the capability rows are fresh."
@@ -43,7 +43,13 @@ def doctor_command(
 
     workdir = Path.cwd()
     adapters = load_adapters(project=workdir)
-    chosen = [adapters[n] for n in names] if names else adapters_in_use(adapters, workdir, os.environ)
+    if names:
+        chosen = [adapters[n] for n in names]
+    else:
+        chosen, why = adapters_in_use(adapters, workdir, os.environ)
+        if chosen:
+            listed = ", ".join(a.name for a in chosen)
+            console(stderr=True).print(f"tackroom: checking {escape(listed)}: {escape(why)}", highlight=False)
     if not chosen:
         raise ProbeError(
             "nothing to check: no tackroom.toml names a harness here and no harness is installed; "

@@ -12,7 +12,10 @@ from tackroom.cli import _params
 from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tackroom.adapters.resolve import Adapter
+    from tackroom.harnesses import Located
     from tackroom.probe.rows import Row
 
 
@@ -28,6 +31,9 @@ def probe_command(
     timeout: float = typer.Option(
         120.0, "--timeout", callback=_params.seconds, help="Seconds per probe run."
     ),
+    version: str | None = typer.Option(
+        None, "--version", help="Probe this installed release (installed first if need be), or 'latest'."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the row (with --all: the rows) as JSON."),
 ) -> None:
     """Probe capabilities against the real harness and store the row (see `tackroom capabilities`).
@@ -41,6 +47,8 @@ def probe_command(
 
     if (name is None) == (not probe_all):
         raise typer.BadParameter("name one adapter, or pass --all (not both)")
+    if version is not None and probe_all:
+        raise typer.BadParameter("--version applies to one named adapter, not --all")
     try:
         wanted = check_capabilities(capability or None)
     except ProbeError as exc:
@@ -50,8 +58,10 @@ def probe_command(
     status = console(stderr=True)
     if name is not None:
         adapter = adapters[name]
+        located = _release(adapter, version, status) if version is not None else None
         with status.status(f"probing {escape(name)}"):
-            rows = [asyncio.run(aprobe(adapter, capabilities=wanted, store=store, timeout_s=timeout))]
+            probing = aprobe(adapter, executable=located, capabilities=wanted, store=store, timeout_s=timeout)
+            rows = [asyncio.run(probing)]
         chosen = [adapter]
     else:
         chosen = list(adapters.values())
@@ -70,6 +80,21 @@ def probe_command(
     _print(rows, as_json, single=name is not None)
     if any(_failed(a, r, counted=name is not None) for a, r in zip(chosen, rows, strict=True)):
         raise typer.Exit(1)
+
+
+def _release(adapter: Adapter, version: str, status: Console) -> Located:
+    """The install of ``version`` (``latest``: the registry's newest), installed first when missing."""
+    import os
+
+    from tackroom.paths import check_name
+    from tackroom.probe.drift import ensure_installed, resolve_version
+
+    with status.status(f"asking the registry for {escape(adapter.name)}'s newest release"):
+        wanted = check_name(resolve_version(adapter, version, os.environ), "version")
+    with status.status(f"installing {escape(adapter.name)} {escape(wanted)}") as shown:
+        return ensure_installed(
+            adapter, wanted, os.environ, progress=lambda line: shown.update(escape(line[:100]))
+        )
 
 
 def _print(rows: list[Row], as_json: bool, *, single: bool) -> None:

@@ -73,22 +73,30 @@ class Report:
         }
 
 
-def adapters_in_use(adapters: AdapterSet, workdir: Path, environ: Mapping[str, str]) -> list[Adapter]:
-    """The project file's ``harness``, else every adapter whose harness is installed."""
+def adapters_in_use(
+    adapters: AdapterSet, workdir: Path, environ: Mapping[str, str]
+) -> tuple[list[Adapter], str]:
+    """The adapters a repository uses, and why: the project file's ``harness``, else what detection
+    finds (every top scorer: a tie is checked whole, not guessed), else every installed harness."""
+    from tackroom.detect import detect
     from tackroom.harnesses import locate
     from tackroom.project import load_project
 
     project = load_project(workdir)
     if project is not None and project.harness:
-        return [adapters[project.harness]]
-    found = []
+        return [adapters[project.harness]], f'harness = "{project.harness}" in {project.file}'
+    found = detect(workdir, adapters)
+    if found.matches:
+        top = [m.adapter for m in found.matches if m.score == found.score]
+        return [adapters[n] for n in top], f"detected in {found.root} (score {found.score})"
+    installed = []
     for adapter in adapters.values():
         try:
             if locate(adapter, environ) is not None:
-                found.append(adapter)
+                installed.append(adapter)
         except TackroomError:
-            found.append(adapter)  # a broken install is in use, and doctor will say what is wrong
-    return found
+            installed.append(adapter)  # a broken install is in use, and doctor will say what is wrong
+    return installed, "no harness named, none detected here: every installed one"
 
 
 async def adoctor(

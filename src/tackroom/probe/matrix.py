@@ -90,7 +90,8 @@ def row_version(adapter: Adapter, row: Row, installed: Value[str]) -> Value[str]
         return unknown("the probe could not read the harness version")
     if isinstance(installed, Known) and version_key(row.harness_version) < version_key(installed.value):
         return stale(row.harness_version, row.probed_at, f"{installed.value} is installed now")
-    if row.adapter_hash != adapter.hash:
+    # A row is about the adapter as it applies to the version probed (its since entries).
+    if row.adapter_hash != adapter.at(row.harness_version).hash:
         return stale(row.harness_version, row.probed_at, "the adapter changed since (its hash differs)")
     return known(row.harness_version)
 
