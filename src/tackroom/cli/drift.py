@@ -91,7 +91,8 @@ def _print(found: list[Drift]) -> None:
         style = _STYLE.get(drift.status)
         status = f"[{style}]{drift.status}[/]" if style else drift.status
         changes = ", ".join(f"{c.capability} {_cell(c.verified)}→{_cell(c.newest)}" for c in drift.changes)
-        detail = changes or (drift.note or "")
+        # The first line of a note: the table stays readable, --json keeps it whole.
+        detail = changes or (drift.note or "").strip().split("\n", 1)[0]
         table.add_row(
             escape(drift.adapter),
             escape(drift.verified or "-"),
