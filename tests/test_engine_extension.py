@@ -173,7 +173,7 @@ def test_parse_of_files_tackroom_did_not_write(tmp_path: Path) -> None:
 def test_parse_of_a_damaged_module_names_the_line(tmp_path: Path) -> None:
     [output], ctx = render(pi(), tmp_path / "t.ts", [FIRE])
     ctx.path.write_text(str(output.text).replace('{"event"', '{event"'), encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"t\.ts:7: not a hook entry tackroom wrote"):
+    with pytest.raises(ProfileError, match=r"t\.ts:8: not a hook entry tackroom wrote"):
         ENGINE.parse(ctx)
 
 
@@ -232,3 +232,88 @@ def test_a_failing_hook_throws_so_a_tool_call_is_blocked(tmp_path: Path) -> None
     hooks = [Hook("guard", "before-tool", "command", command="echo cannot check >&2; exit 1")]
     [found] = drive(module(tmp_path, hooks), [("tool_call", {"toolName": "bash"})], tmp_path)
     assert found == {"event": "tool_call", "threw": "cannot check"}
+
+
+# pi 0.73.1 prints agent_end only after its agent_end handlers settle, in an event queue print
+# mode does not drain: it stops printing a few microtasks after the prompt resolves (a handler
+# awaiting 6 microtasks still kept the line, 7 lost it). So the driver, like pi's emit, awaits
+# the agent_end handlers in turn and looks 4 microtasks later; then it awaits each
+# session_shutdown handler, as pi does before it exits.
+TURN_END = """
+const mod = await import(process.argv[1]);
+const handlers = [];
+mod.default({ on: (event, handler) => handlers.push([event, handler]) });
+const ctx = { cwd: process.argv[2] };
+async function emit(event, payload) {
+  for (const [name, handler] of handlers) if (name === event) await handler(payload, ctx);
+}
+let settled = false;
+emit("agent_end", { type: "agent_end", messages: [] }).then(() => (settled = true));
+for (let i = 0; i < 4; i++) await Promise.resolve();
+const shutdown = [];
+for (const [name, handler] of handlers.filter(([name]) => name === "session_shutdown")) {
+  try {
+    shutdown.push((await handler({ type: "session_shutdown" }, ctx)) ?? null);
+  } catch (error) {
+    shutdown.push({ threw: error.message });
+  }
+}
+const registered = handlers.map(([name]) => name);
+console.log(JSON.stringify({ settled, registered, shutdown }));
+"""
+
+
+def turn_end(path: Path, cwd: Path) -> dict[str, Any]:
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", TURN_END, "--", str(path), str(cwd)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+@needs_node
+def test_a_turn_end_handler_returns_at_once_and_session_end_waits_for_its_hooks(tmp_path: Path) -> None:
+    hooks = [
+        Hook("end-1", "turn-end", "command", command="sleep 0.3; echo end-1 >> fired.txt"),
+        Hook("end-2", "turn-end", "command", command="echo end-2 >> fired.txt"),
+        Hook("bye", "session-end", "command", command="echo bye >> fired.txt"),
+    ]
+    found = turn_end(module(tmp_path, hooks), tmp_path)
+    # Settled before pi stops printing, so the stream keeps its agent_end line.
+    assert found["settled"] is True
+    # One agent_end handler however many hooks (each handler costs pi a microtask), and the
+    # waiting handler before the session-end hooks.
+    assert found["registered"] == ["session_shutdown", "agent_end", "session_shutdown"]
+    assert found["shutdown"] == [None, None]
+    # Every hook ran to its end before pi would exit, in order, turn-end before session-end.
+    assert (tmp_path / "fired.txt").read_text() == "end-1\nend-2\nbye\n"
+
+
+@needs_node
+def test_a_failed_turn_end_hook_is_reported_at_session_end(tmp_path: Path) -> None:
+    hooks = [
+        Hook("broken", "turn-end", "command", command="echo cannot report >&2; exit 3"),
+        Hook("after", "turn-end", "command", command="echo after >> fired.txt"),
+    ]
+    found = turn_end(module(tmp_path, hooks), tmp_path)
+    assert found["settled"] is True
+    assert found["shutdown"] == [{"threw": "cannot report"}]
+    assert (tmp_path / "fired.txt").read_text() == "after\n"  # a failed hook stops no other
+
+
+def test_turn_end_hooks_need_a_session_end_event_to_wait_for_them(tmp_path: Path) -> None:
+    end = Hook("end", "turn-end", "command", command="echo end")
+    [output], ctx = render(
+        custom(events={"turn-end": "agent_end", "session-end": "bye"}), tmp_path / "t.ts", [end]
+    )
+    assert ctx.drops == []
+    assert [e.get("background") for e in entries(str(output.text))] == [True]
+    assert 'const SETTLE = "bye";' in str(output.text)
+    outputs, ctx = render(custom(events={"turn-end": "agent_end"}), tmp_path / "t.ts", [end])
+    assert outputs == []
+    assert [d.reason for d in ctx.drops] == ["turn-end needs session-end here (the event that waits for it)"]

@@ -44,12 +44,7 @@ def versions(adapter: Adapter) -> list[str]:
 
 #: Known defects a probe shows, with why: the test expects them to fail (strictly: a fix must
 #: remove the entry).
-KNOWN: dict[tuple[str, str], str] = {
-    ("pi", "0.73.1"): (
-        "with a turn-end (agent_end) hook, pi's json stream ends without its agent_end line, so the "
-        "tools run is incomplete; the hook itself fires"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 CASES = [
     pytest.param(

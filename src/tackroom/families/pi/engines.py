@@ -10,6 +10,14 @@ is a JSON object. So the adapter's data says everything harness-specific: the
 event names, the property holding the tool name (``fields.tool-name``) and what
 a handler returns to advise or to block (the templates).
 
+A turn-end hook runs in the background: its handler starts the command and
+returns at once, and the session-end event's handler (which pi awaits before it
+exits) waits for it. pi 0.73.1 runs agent_end handlers in an event queue ahead
+of printing the ``agent_end`` line, while print mode stops printing as soon as
+the prompt settles, without draining that queue: a handler that awaits anything
+(a hook's process) loses the stream's terminal line. omp drains it; running
+there in the background costs nothing.
+
 The hooks live in the module as one array, one JSON object per line
 (``const HOOKS = [...]``): the code runs exactly what ``parse`` reads back.
 """
@@ -24,6 +32,11 @@ from tackroom.errors import ProfileError
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import hook_entry, parse_hook
 from tackroom.profile.model import Hook
+
+_BACKGROUND = "turn-end"
+"""The moment whose hooks run in the background (see the module docstring)."""
+_SETTLE = "session-end"
+"""The moment whose event waits for the background hooks."""
 
 _OPEN = "const HOOKS = ["
 _CLOSE = "];"
@@ -87,16 +100,67 @@ function shell(command, input, cwd) {
   });
 }
 
-async function handle(hook, event, ctx) {
-  if (hook.tools.length > 0 && !hook.tools.includes(property(event, TOOL_NAME))) return undefined;
-  const done = await shell(hook.command, payload(event), (ctx && ctx.cwd) || process.cwd());
+function matches(hook, event) {
+  return hook.tools.length === 0 || hook.tools.includes(property(event, TOOL_NAME));
+}
+
+function where(ctx) {
+  return (ctx && ctx.cwd) || process.cwd();
+}
+
+async function run(hook, input, cwd) {
+  const done = await shell(hook.command, input, cwd);
   const value = result(done.stdout);
   if (value !== undefined || done.status === 0) return value;
   throw new Error(done.stderr.trim() || `tackroom hook failed (${done.status}): ${hook.command}`);
 }
 
+async function handle(hook, event, ctx) {
+  return matches(hook, event) ? run(hook, payload(event), where(ctx)) : undefined;
+}
+
+// Background hooks still running: each entry resolves to the messages of its failed hooks.
+const running = new Set();
+
+// One handler per event for all its background hooks, returning at once (not a promise): pi
+// prints agent_end only after its handlers settle, and print mode may have stopped printing by
+// then. The hooks run in order, on the event as it was when it fired.
+function start(hooks, event, ctx) {
+  const input = payload(event);
+  const cwd = where(ctx);
+  const failed = [];
+  let chain = Promise.resolve();
+  for (const hook of hooks.filter((h) => matches(h, event))) {
+    chain = chain
+      .then(() => run(hook, input, cwd))
+      .catch((error) => failed.push(error instanceof Error ? error.message : String(error)));
+  }
+  running.add(chain.then(() => failed));
+}
+
+// The session-end handler: pi awaits it before it exits, so no background hook is cut short.
+// A failed one is reported here, as pi reports any extension error, and the session goes on.
+async function settle() {
+  const failed = [];
+  while (running.size > 0) {
+    const runs = [...running];
+    running.clear();
+    for (const messages of await Promise.all(runs)) failed.push(...messages);
+  }
+  if (failed.length > 0) throw new Error(failed.join("\\n"));
+}
+
 export default function tackroom(pi) {
-  for (const hook of HOOKS) pi.on(hook.event, (event, ctx) => handle(hook, event, ctx));
+  const background = HOOKS.filter((hook) => hook.background);
+  // First, so turn-end hooks finish before the session-end hooks start.
+  if (background.length > 0) pi.on(SETTLE, settle);
+  for (const event of new Set(background.map((hook) => hook.event))) {
+    const hooks = background.filter((hook) => hook.event === event);
+    pi.on(event, (payload, ctx) => start(hooks, payload, ctx));
+  }
+  for (const hook of HOOKS) {
+    if (!hook.background) pi.on(hook.event, (event, ctx) => handle(hook, event, ctx));
+  }
 }
 """
 
@@ -136,7 +200,19 @@ def _entry(ctx: Context, hook: Hook) -> dict[str, Any] | None:
     if tools and not _tool_name_field(ctx):
         ctx.drop("hook", hook.name, "cannot match tools here (no tool-name field)")
         return None
-    return {"event": event, "tools": tools, "command": group["hooks"][0]["command"]}
+    entry = {"event": event, "tools": tools, "command": group["hooks"][0]["command"]}
+    if hook.moment != _BACKGROUND:
+        return entry
+    if _settle_event(ctx) is None:
+        # Awaited, it would cost pi its terminal line; unawaited, pi could exit mid-hook.
+        ctx.drop("hook", hook.name, f"{hook.moment} needs {_SETTLE} here (the event that waits for it)")
+        return None
+    return entry | {"background": True}
+
+
+def _settle_event(ctx: Context) -> str | None:
+    events: dict[str, str] = getattr(ctx.capability, "events", {})
+    return events.get(_SETTLE)
 
 
 def _tool_name_field(ctx: Context) -> str | None:
@@ -149,7 +225,9 @@ def _module(ctx: Context, entries: Sequence[dict[str, Any]]) -> str:
     # other separator that str.splitlines honours can cut an entry in two when it is read back.
     lines = [f"  {json.dumps(e, ensure_ascii=True)}," for e in entries]
     tool_name = json.dumps(_tool_name_field(ctx) or "")
-    return _HEAD + f"const TOOL_NAME = {tool_name};\n" + "\n".join([_OPEN, *lines, _CLOSE]) + "\n" + _CODE
+    settle = json.dumps(_settle_event(ctx) or "")
+    constants = f"const TOOL_NAME = {tool_name};\nconst SETTLE = {settle};\n"
+    return _HEAD + constants + "\n".join([_OPEN, *lines, _CLOSE]) + "\n" + _CODE
 
 
 def _manifest(text: str, where: str) -> list[dict[str, Any]]:
