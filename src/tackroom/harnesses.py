@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tackroom._files import cache_dir, read_json, write_json
+from tackroom.adapters.versions import sort_key
 from tackroom.errors import InstallError, TackroomError
 from tackroom.paths import check_name, inside, read_inside, resolves_inside
 
@@ -114,11 +115,6 @@ def read_marker(prefix: Path) -> dict[str, str]:
     return marker
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """A sort key that orders dotted versions numerically (non-numbers sort first)."""
-    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
-
-
 def locate(
     adapter: Adapter, env: Mapping[str, str] | None = None, *, version: str | None = None
 ) -> Located | None:
@@ -136,7 +132,7 @@ def locate(
         return Located(path, "configured", None) if path.exists() else None
     installs = managed_installs(adapter.harness, env)
     preferred = adapter.verified_with
-    ordered = sorted(installs, key=lambda v: (v == preferred, version_key(v)), reverse=True)
+    ordered = sorted(installs, key=lambda v: (v == preferred, sort_key(v)), reverse=True)
     found = _managed(installs, ordered)
     if found is not None:
         return found

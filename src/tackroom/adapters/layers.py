@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tackroom.adapters.versions import VERSION_PATTERN, ReleaseKey, at_least, release_key
+from tackroom.adapters.versions import VERSION_PATTERN, ReleaseKey, at_least, sort_key
 from tackroom.errors import Problem
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def _check_entry(entry: Any, fixed: tuple[str, ...], seen: Mapping[str, int]) ->
 
 def version_order(version: str) -> ReleaseKey:
     """A sort key for a valid ``since`` version."""
-    return release_key(version) or ((0, 0, 0, 0), 0)
+    return sort_key(version)
 
 
 @dataclass

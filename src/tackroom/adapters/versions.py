@@ -42,3 +42,8 @@ def at_least(version: str, minimum: str) -> bool | None:
     if have is None or need is None:
         return None
     return have >= need
+
+
+def sort_key(version: str) -> ReleaseKey:
+    """:func:`release_key`, with text that is no version sorting before every version."""
+    return release_key(version) or ((-1, -1, -1, -1), 0)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tackroom.adapters.versions import at_least
 from tackroom.errors import TackroomError
 from tackroom.probe.rows import CAPABILITIES, OUTCOME_NOTE, Row
 from tackroom.values import Known, Stale, Value, age, known, show, to_json, unknown
@@ -175,7 +176,7 @@ def _version(report: Report, adapter: Adapter, located: Located) -> Value[str]:
         )
         return unknown(f"`{shown}` printed no version")
     minimum = adapter.effective.get("min_version")
-    if minimum is not None and older(version, str(minimum)):
+    if minimum is not None and at_least(version, str(minimum)) is False:
         report.add(
             "version",
             "fail",
@@ -186,15 +187,6 @@ def _version(report: Report, adapter: Adapter, located: Located) -> Value[str]:
         report.add("version", "ok", f"{version}" + (f" (at least {minimum})" if minimum else ""))
     _drift(report, adapter, version)
     return known(version)
-
-
-def older(version: str, than: str) -> bool:
-    """Whether dotted ``version`` sorts before ``than`` (missing parts count as 0)."""
-    from tackroom.harnesses import version_key
-
-    have, need = version_key(version), version_key(than)
-    width = max(len(have), len(need))
-    return have + (0,) * (width - len(have)) < need + (0,) * (width - len(need))
 
 
 def _drift(report: Report, adapter: Adapter, version: str) -> None:

@@ -84,11 +84,11 @@ def entry(adapter: Adapter, row: Row | None, installed: Value[str], now: datetim
 
 def row_version(adapter: Adapter, row: Row, installed: Value[str]) -> Value[str]:
     """The row's harness version: stale when a newer harness is installed or the adapter changed."""
-    from tackroom.harnesses import version_key
+    from tackroom.adapters.versions import sort_key
 
     if row.harness_version is None:
         return unknown("the probe could not read the harness version")
-    if isinstance(installed, Known) and version_key(row.harness_version) < version_key(installed.value):
+    if isinstance(installed, Known) and sort_key(row.harness_version) < sort_key(installed.value):
         return stale(row.harness_version, row.probed_at, f"{installed.value} is installed now")
     # A row is about the adapter as it applies to the version probed (its since entries).
     if row.adapter_hash != adapter.at(row.harness_version).hash:
@@ -116,14 +116,14 @@ def installed_version(adapter: Adapter, environ: Mapping[str, str]) -> Value[str
 
 def latest_per_version(rows: Iterable[Row]) -> list[Row]:
     """The newest row of each (adapter, harness version), ordered by adapter, then version."""
-    from tackroom.harnesses import version_key
+    from tackroom.adapters.versions import sort_key
 
     newest: dict[tuple[str, str | None], Row] = {}
     for row in rows:
         key = (row.adapter, row.harness_version)
         if key not in newest or row.probed_at >= newest[key].probed_at:
             newest[key] = row
-    return sorted(newest.values(), key=lambda r: (r.adapter, version_key(r.harness_version or "")))
+    return sorted(newest.values(), key=lambda r: (r.adapter, sort_key(r.harness_version or "")))
 
 
 def markdown(rows: Iterable[Row]) -> str:

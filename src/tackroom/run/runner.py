@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from tackroom.adapters.versions import at_least
 from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError
-from tackroom.harnesses import Located, data_dir, locate, probe_version, version_key
+from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.project import Project, load_project
@@ -239,7 +240,7 @@ def check_min_version(adapter: Adapter, version: str | None, path: Path) -> None
     A version that could not be read is not refused (it was not observed to be old).
     """
     minimum = adapter.effective.get("min_version")
-    if minimum is None or version is None or _older(version, str(minimum)) is False:
+    if minimum is None or version is None or at_least(version, str(minimum)) is not False:
         return
     verified = adapter.verified_with
     fix = f"run `tackroom install {adapter.name}`" + (f" (installs {verified})" if verified else "")
@@ -247,12 +248,6 @@ def check_min_version(adapter: Adapter, version: str | None, path: Path) -> None
         f"{adapter.harness} {version} ({path}) is older than {minimum}, the oldest version adapter "
         f"{adapter.name!r} works with: {fix}, or point the adapter's executable at a newer one"
     )
-
-
-def _older(version: str, minimum: str) -> bool:
-    have, need = version_key(version), version_key(minimum)
-    width = max(len(have), len(need))
-    return have + (0,) * (width - len(have)) < need + (0,) * (width - len(need))
 
 
 @contextmanager
