@@ -37,9 +37,31 @@ def test_the_marker_profile_loads() -> None:
 
 
 def test_bad_frontmatter_names_file_and_line(tmp_path: Path) -> None:
-    path = put(tmp_path, "agents/a.md", "---\nname: a\ndescription: [unclosed\n---\nbody\n")
+    # Neither YAML nor "key: value" lines: the one head even a lenient reader refuses.
+    path = put(tmp_path, "agents/a.md", "---\nname: a\ndescription: [unclosed\n}}} stray\n---\nbody\n")
     [problem] = problems_of(tmp_path)
     assert problem.file == str(path) and problem.line is not None and "bad frontmatter" in problem.message
+
+
+def test_frontmatter_as_the_harnesses_read_it(tmp_path: Path) -> None:
+    """A BOM, CRLF and YAML-invalid values like Claude's argument-hint: [a] [b] all load."""
+    put(
+        tmp_path,
+        "commands/git/commit.md",
+        '\ufeff---\r\nargument-hint: [message] [--amend]\r\nallowed-tools:\r\n  - shell("git commit:*")\r\n'
+        "---\r\nCommit: $ARGUMENTS\r\n",
+    )
+    put(tmp_path, "agents/plain.md", "You review code.\n")
+    profile = load_profile([tmp_path])
+    [command] = profile.commands
+    assert (command.name, command.argument_hint, command.body) == (
+        "git:commit",
+        "[message] [--amend]",
+        "Commit: $ARGUMENTS\n",
+    )
+    assert command.allowed_tools == ('shell("git commit:*")',) and command.description == ""
+    [agent] = profile.agents
+    assert (agent.name, agent.description, agent.body) == ("plain", "", "You review code.\n")
 
 
 def test_unknown_frontmatter_key(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ skill_files = st.lists(
     unique_by=lambda f: f[0],
 ).map(lambda fs: tuple(sorted(fs)))
 skills = st.builds(Skill, NAMES, LINE, TEXT, skill_files)
-agents = st.builds(Agent, NAMES, LINE, TEXT, TOOLS, st.none() | st.sampled_from(["sonnet", "gpt-5.5"]))
+agents = st.builds(Agent, NAMES, LINE, TEXT, TOOLS, st.none() | st.sampled_from(["sonnet", "opus"]))
 commands = st.builds(Command, NAMES, LINE, TEXT.map(lambda t: t + " $ARGUMENTS\n"))
 servers = st.one_of(
     st.builds(

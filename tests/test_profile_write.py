@@ -257,3 +257,71 @@ def test_a_skill_file_path_never_leaves_its_skill(tmp_path: Path, rel: str) -> N
     with pytest.raises(ProfileError):
         write_profile(Profile(skills=(skill,)), tmp_path / "profile")
     assert not list(tmp_path.rglob("*"))
+
+
+def test_every_field_of_the_profile_writes_and_loads_back(tmp_path: Path) -> None:
+    """The neutral format holds all it says: write then load gives the same profile, field for field."""
+    from tackroom.profile.model import (
+        Agent,
+        Command,
+        Hook,
+        McpServer,
+        Native,
+        Permissions,
+        Profile,
+        Rule,
+        Skill,
+    )
+
+    profile = Profile(
+        rules=(
+            Rule("style", "Use tabs.\n"),
+            Rule("tests", "Name tests test_*.\n", globs=("tests/**/*.py",), description="test rules"),
+        ),
+        skills=(
+            Skill(
+                "pdf",
+                "Read PDFs",
+                "Use pdftotext.\n",
+                allowed_tools=("shell", 'shell("pdftotext:*")'),
+                model="haiku",
+                argument_hint="[file]",
+            ),
+        ),
+        agents=(
+            Agent(
+                "reviewer",
+                "",
+                "Review.\n",
+                tools=("read_file", 'mcp("github/get_pr")', "claude-code:NotebookRead"),
+                model="claude-code:claude-opus-4-1",
+                disallowed_tools=("write_file", "shell"),
+                reasoning="high",
+                temperature=0.2,
+            ),
+        ),
+        commands=(
+            Command("git:commit", "", "Commit !{git diff --staged} with $1\n", argument_hint="[msg]"),
+            Command("plain", "Plain", "Do $ARGUMENTS @{README.md}\n", allowed_tools=()),
+        ),
+        mcp=(
+            McpServer("events", url="https://x.test/sse", transport="sse", timeout=30.0, disabled=True),
+            McpServer(
+                "fs", command="npx", args=("fs",), cwd="/srv", auto_approve=("read",), tool_timeout=5.0
+            ),
+        ),
+        hooks=(Hook("fmt", "pre-compact", "command", command="make fmt", timeout=10.0),),
+        permissions=Permissions(allow=('shell("git status")',), deny=('write_file("secrets/**")',)),
+        env=(("LOG_LEVEL", "debug"),),
+        native=(
+            Native(
+                "claude-code",
+                (("statusLine", {"type": "command", "command": "echo hi"}),),
+                (("output-styles/terse.md", b"Be terse.\n"),),
+            ),
+        ),
+    )
+    write_profile(profile, tmp_path)
+    assert (tmp_path / "commands/git/commit.md").is_file()
+    loaded = load_profile([tmp_path], harnesses=["claude-code", "codex"])
+    assert loaded == profile

@@ -250,32 +250,58 @@ def default_profile(
 def _withhold(
     layer: Profile, profile_dir: Path, place: tuple[Path, str], environ: Mapping[str, str] | None
 ) -> Profile:
-    if not layer.hooks and not layer.mcp:
+    # What can run code or widen what the agent may do: hooks, MCP servers, the session
+    # environment (NODE_OPTIONS runs code), native settings (a status line is a command),
+    # and permission rules that allow or ask. A deny rule only narrows, so it always applies.
+    widening = layer.permissions.allow or layer.permissions.ask
+    if not (layer.hooks or layer.mcp or layer.env or layer.native or widening):
         return layer
     root, relative = place
     state = state_of(root, environ)
     if state.covers(relative):
         return layer
     parts = [f"hook {h.name!r}" for h in layer.hooks] + [f"MCP server {s.name!r}" for s in layer.mcp]
+    parts += ["its session env"] if layer.env else []
+    parts += [f"native settings for {n.harness}" for n in layer.native]
+    parts += ["its allow and ask permission rules"] if widening else []
     note = (
-        f"skipped {', '.join(parts)} of the project profile {profile_dir}: a project's hooks and MCP servers "
-        f"run only after you trust it, and {state.why_not()}"
+        f"skipped {', '.join(parts)} of the project profile {profile_dir}: what a project's profile runs "
+        f"or allows is used only after you trust it, and {state.why_not()}"
     )
-    return replace(layer, hooks=(), mcp=(), withheld=(*layer.withheld, note))
+    permissions = replace(layer.permissions, allow=(), ask=())
+    return replace(
+        layer, hooks=(), mcp=(), env=(), native=(), permissions=permissions, withheld=(*layer.withheld, note)
+    )
 
 
 def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
     """Later layers replace earlier items of the same kind and name (as ``load_profile`` layers dirs)."""
-    from tackroom.profile.model import Profile
+    from tackroom.profile.model import Permissions, Profile
 
-    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks")
+    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks", "native")
     merged: dict[str, dict[str, Any]] = {kind: {} for kind in kinds}
+    env: dict[str, str] = {}
+    permissions = Permissions()
     for layer in layers:
         for kind in kinds:
             merged[kind].update({item.name: item for item in getattr(layer, kind)})
+        env.update(dict(layer.env))
+        permissions = layer.permissions if layer.permissions else permissions
     picked = {kind: tuple(item for _, item in sorted(merged[kind].items())) for kind in kinds}
     withheld = tuple(note for layer in layers for note in layer.withheld)
-    return Profile(**picked, sources=sources, withheld=withheld)
+    return Profile(
+        picked["rules"],
+        picked["skills"],
+        picked["agents"],
+        picked["commands"],
+        picked["mcp"],
+        picked["hooks"],
+        permissions,
+        tuple(sorted(env.items())),
+        picked["native"],
+        sources=sources,
+        withheld=withheld,
+    )
 
 
 # -- the store --------------------------------------------------------------------------------

@@ -32,6 +32,41 @@ MOMENTS: tuple[str, ...] = (
     "session-end",
 )
 
+#: Moments a profile's hooks may also attach to, beyond the six every probe proves.
+#: Each maps to a harness's event where it has one; elsewhere the hook is dropped by name.
+MORE_MOMENTS: tuple[str, ...] = (
+    "notification",
+    "pre-compact",
+    "subagent-start",
+    "subagent-stop",
+    "permission-request",
+    "after-tool-failure",
+    "before-model",
+    "after-model",
+)
+
+#: Every moment a hook may name.
+ALL_MOMENTS: tuple[str, ...] = MOMENTS + MORE_MOMENTS
+
+#: Neutral model aliases; each adapter's ``[models]`` table maps the ones it can run.
+#: A profile may also name a harness's own model as ``<harness>:<model>``.
+MODEL_ALIASES: tuple[str, ...] = (
+    "opus",
+    "sonnet",
+    "haiku",
+    "gpt-5",
+    "gpt-5-codex",
+    "gpt-5-mini",
+    "o3",
+    "o4-mini",
+    "gemini-pro",
+    "gemini-flash",
+    "qwen-coder",
+)
+
+#: Neutral reasoning levels (an agent's ``reasoning``).
+REASONING: tuple[str, ...] = ("minimal", "low", "medium", "high")
+
 #: The closed set of per-run options, with the kind of value each takes.
 #: ``flag`` options render their template when true and nothing when false;
 #: ``list`` options repeat their template once per value.

@@ -26,7 +26,22 @@ Version = Annotated[str, StringConstraints(pattern=VERSION_PATTERN)]
 Template = list[str]
 
 WireApi = Literal["anthropic-messages", "openai-responses", "openai-chat", "gemini"]
-Moment = Literal["session-start", "prompt-submit", "before-tool", "after-tool", "turn-end", "session-end"]
+Moment = Literal[
+    "session-start",
+    "prompt-submit",
+    "before-tool",
+    "after-tool",
+    "turn-end",
+    "session-end",
+    "notification",
+    "pre-compact",
+    "subagent-start",
+    "subagent-stop",
+    "permission-request",
+    "after-tool-failure",
+    "before-model",
+    "after-model",
+]
 
 
 class Strict(BaseModel):
@@ -187,6 +202,26 @@ class Capability(Strict):
     """How a subagent's tools are written: one comma-separated string or a list; absent = not written."""
     invoke: str | None = None
     """How a headless prompt invokes a command: ``{name}`` and ``{args}`` (default ``/{name} {args}``)."""
+    also: list[str] = []
+    """Other locations the harness also reads this kind from (import only: ``.opencode/commands``
+    beside ``.opencode/command``); same engine and format."""
+    globs: str | None = None
+    """Path-scoped rules: the frontmatter key holding a rule's globs (``paths``, ``globs``, ``applyTo``)."""
+    globs_format: Literal["list", "csv"] = "list"
+    """How the globs are written: a list, or one comma-separated string."""
+    namespaces: bool = False
+    """Commands: a subdirectory is a namespace (``git/commit.md`` is ``git:commit``)."""
+    positional: bool = False
+    """Commands: the body may use ``$1``..``$9``."""
+    shell: str | None = None
+    """Commands: how a body runs a shell command for its output, with ``{{cmd}}`` (``!`{{cmd}}```);
+    absent = cannot."""
+    include: str | None = None
+    """Commands: how a body includes a file (``{{path}}``; ``@{{path}}``); absent = cannot."""
+    keys: dict[str, str] = {}
+    """Optional item fields this harness writes -> its key for them (``allowed_tools = "allowed-tools"``,
+    ``argument_hint``, ``model``, ``disallowed_tools``, ``reasoning``, ``temperature``, ``timeout``,
+    ``auto_approve``, ``disabled``, ``cwd``); an absent field is dropped by name."""
 
 
 class HookTemplate(Strict):
@@ -222,6 +257,15 @@ class Capabilities(Strict):
     commands: Capability | None = None
     subagents: Capability | None = None
     hooks: HooksCapability | None = None
+    scoped_rules: Capability | None = None
+    """Rules that apply only to files matching globs (``.claude/rules``, ``.cursor/rules``)."""
+    permissions: Capability | None = None
+    """Allow / ask / deny rules over tools."""
+    env: Capability | None = None
+    """The session environment."""
+    settings: Capability | None = None
+    """The harness's main settings file: native passthrough keys merge into it, and native files
+    live beside it."""
 
 
 class ToolSpec(Strict):
@@ -315,6 +359,8 @@ class AdapterSpec(Strict):
     transcripts: Transcripts | None = None
     capabilities: Capabilities = Capabilities()
     tools: Tools = Tools()
+    models: dict[str, str] = {}
+    """Neutral model alias (``sonnet``) -> this harness's model name; an alias absent here is dropped."""
     detect: list[DetectMarker] = []
     """Markers that tell a repository is set up for this harness."""
 

@@ -207,7 +207,7 @@ async def _profile_session(ctx: Context) -> None:
     if "commands.expand" in items:
         prompt, extra = _invocation(ctx.adapter)
         options |= extra
-    profile = Profile(**{kind: (item,) for _capability, (kind, item, _marker) in items.items()})
+    profile = Profile(**{kind: (item,) for _capability, (kind, item, _marker) in items.items()})  # type: ignore[arg-type]
     script = Script([Turn.reply("ok", usage=Usage(**FIGURES))])
     attempt = await ctx.run("profile", profile, script, prompt=prompt, options=options)
     if attempt is None:

@@ -2,12 +2,28 @@
 
 Layout::
 
-    rules/<name>.md                 sections of the rules document (frontmatter optional)
-    skills/<name>/SKILL.md (+files) frontmatter: name, description
-    agents/<name>.md                frontmatter: name, description, tools (neutral), model
-    commands/<name>.md              frontmatter: description; $ARGUMENTS in the body
-    mcp.toml                        [servers.<name>] command/args/env or url/headers
-    hooks.toml                      [hooks.<name>] moment, matcher, command | inject | refuse
+    rules/<name>.md                 sections of the rules document; frontmatter (optional):
+                                    globs (path-scoped), description
+    skills/<name>/SKILL.md (+files) frontmatter: name, description, allowed-tools, model,
+                                    argument-hint
+    agents/<name>.md                frontmatter: name, description, tools, disallowed-tools,
+                                    model, reasoning, temperature
+    commands/[<ns>/]<name>.md       frontmatter: description, allowed-tools, model,
+                                    argument-hint; the body a template ($ARGUMENTS, $1,
+                                    !{cmd}, @{path}); commands/git/commit.md is git:commit
+    mcp.toml                        [servers.<name>] command/args/env/cwd or url/headers,
+                                    transport, timeout, tool_timeout, auto_approve, disabled
+    hooks.toml                      [hooks.<name>] moment, matcher, timeout,
+                                    command | inject | refuse
+    permissions.toml                [permissions] allow / ask / deny (tool references)
+    env.toml                        [env] the session environment
+    native/<harness>/settings.json  keys of that harness's settings, kept as it wrote them
+    native/<harness>/files/...      files under its configuration directory, kept as they are
+
+Tools, hook matchers and permission rules are tool references and models are
+model references (:mod:`tackroom.profile.tools`). Descriptions and names in
+frontmatter are optional, as the harnesses treat them; frontmatter is read as
+the harnesses read it (:mod:`tackroom.profile.frontmatter`).
 
 Any item may say ``harnesses = [...]`` (frontmatter: ``harnesses: [...]``).
 Directories layer: a later one's item replaces an earlier one's of the same
@@ -24,15 +40,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tackroom.errors import ConfigError, Problem, UnsafePathError
 from tackroom.paths import inside, read_inside
 from tackroom.plan import is_secret_name
-from tackroom.profile.model import Agent, Command, Hook, HookAction, McpServer, Profile, Rule, Skill
+from tackroom.profile.model import (
+    Agent,
+    Command,
+    Hook,
+    HookAction,
+    McpServer,
+    Native,
+    Permissions,
+    Profile,
+    Rule,
+    Skill,
+)
+from tackroom.profile.tools import BadReference, check_tools, parse_model
 from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header
-from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
+from tackroom.vocabulary import ALL_MOMENTS, REASONING
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 """A profile item's name: it becomes a file or directory name in every harness's layout."""
@@ -43,6 +72,17 @@ PROJECT_PROFILE = Path(".tackroom") / "profile"
 def check_profile_name(name: str) -> bool:
     """Whether ``name`` may name a profile item (it becomes a file or directory name)."""
     return isinstance(name, str) and bool(NAME.fullmatch(name)) and ".." not in name
+
+
+def check_command_name(name: str) -> bool:
+    """Whether ``name`` may name a command: profile names joined by ``:`` (``git:commit``), at most 4."""
+    parts = name.split(":") if isinstance(name, str) else []
+    return 0 < len(parts) <= 4 and all(check_profile_name(p) for p in parts)
+
+
+def check_item_name(kind: str, name: str) -> bool:
+    """Whether ``name`` may name an item of ``kind`` (a command may be namespaced)."""
+    return check_command_name(name) if kind in ("commands", "command") else check_profile_name(name)
 
 
 def profile_dirs(project: Path | None, config: Path) -> list[Path]:
@@ -69,12 +109,17 @@ def load_profile(dirs: Iterable[Path], harnesses: Iterable[str] | None = None) -
     layers = [reader.read_dir(d) for d in dirs]
     if reader.problems:
         raise ConfigError(reader.problems)
-    merged: dict[str, dict[str, Any]] = {
-        k: {} for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")
-    }
+    merged: dict[str, dict[str, Any]] = {k: {} for k in _LISTS}
+    permissions = Permissions()
+    env: dict[str, str] = {}
     for layer in layers:
         for kind, items in layer.items():
-            merged[kind].update({item.name: item for item in items})
+            if kind == "permissions":
+                permissions = items[0] if items else permissions  # a later file replaces an earlier one
+            elif kind == "env":
+                env.update(dict(items))
+            else:
+                merged[kind].update({item.name: item for item in items})
 
     def pick(kind: str) -> tuple[Any, ...]:
         return tuple(item for _, item in sorted(merged[kind].items()))
@@ -86,8 +131,14 @@ def load_profile(dirs: Iterable[Path], harnesses: Iterable[str] | None = None) -
         commands=pick("commands"),
         mcp=pick("mcp"),
         hooks=pick("hooks"),
+        permissions=permissions,
+        env=tuple(sorted(env.items())),
+        native=pick("native"),
         sources=tuple(str(d) for d in dirs),
     )
+
+
+_LISTS = ("rules", "skills", "agents", "commands", "mcp", "hooks", "native")
 
 
 class _Reader:
@@ -99,10 +150,18 @@ class _Reader:
         self.problems.append(Problem(str(path), key, message, line))
 
     def read_dir(self, root: Path) -> dict[str, list[Any]]:
-        known = {"rules", "skills", "agents", "commands", "mcp.toml", "hooks.toml"}
-        empty: dict[str, list[Any]] = {
-            k: [] for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")
+        known = {
+            "rules",
+            "skills",
+            "agents",
+            "commands",
+            "mcp.toml",
+            "hooks.toml",
+            "permissions.toml",
+            "env.toml",
+            "native",
         }
+        empty: dict[str, list[Any]] = {k: [] for k in (*_LISTS, "permissions", "env")}
         if not root.is_dir():
             self.problem(root, "", "no such profile directory: create it, or name an existing one")
             return empty
@@ -115,9 +174,12 @@ class _Reader:
             "rules": list(self._markdown(root / "rules", self._rule)),
             "skills": list(self._skills(root / "skills")),
             "agents": list(self._markdown(root / "agents", self._agent)),
-            "commands": list(self._markdown(root / "commands", self._command)),
+            "commands": list(self._markdown(root / "commands", self._command, nested=True)),
             "mcp": list(self._mcp(root / "mcp.toml")),
             "hooks": list(self._hooks(root / "hooks.toml")),
+            "permissions": list(self._permissions(root / "permissions.toml")),
+            "env": list(self._env(root / "env.toml")),
+            "native": list(self._native(root / "native")),
         }
 
     # -- markdown items --------------------------------------------------------------------
@@ -128,18 +190,23 @@ class _Reader:
             return []  # a link was reported with the profile's own entries
         return sorted(directory.iterdir())
 
-    def _markdown(self, directory: Path, make: Any) -> Iterator[Any]:
+    def _markdown(self, directory: Path, make: Any, nested: bool = False, prefix: str = "") -> Iterator[Any]:
         for path in self._entries(directory):
             if path.is_symlink():
                 self.problem(path, "", _LINK)
                 continue
+            if nested and path.is_dir() and prefix.count(":") < 3:
+                if self._name_ok(path, path.name):
+                    yield from self._markdown(path, make, nested, f"{prefix}{path.name}:")
+                continue
             if path.suffix != ".md" or not path.is_file():
-                self.problem(path, "", "expected only <name>.md files here")
+                what = "<name>.md files and namespace directories" if nested else "<name>.md files"
+                self.problem(path, "", f"expected only {what} here")
                 continue
             parsed = self._frontmatter(path) if self._name_ok(path, path.stem) else None
             item = make(path, *parsed) if parsed is not None else None
             if item is not None:
-                yield item
+                yield item if not prefix else replace(item, name=prefix + item.name)
 
     def _name_ok(self, path: Path, name: str) -> bool:
         if check_profile_name(name):
@@ -170,34 +237,23 @@ class _Reader:
 
     def _frontmatter(self, path: Path) -> tuple[dict[str, Any], str, dict[str, int]] | None:
         """(data, body, key lines), or None after reporting a frontmatter that does not parse."""
+        from tackroom.profile import frontmatter
+
         text = self._text(path)
         if text is None:
             return None
-        if not text.startswith("---\n"):
-            return {}, text, {}
-        end = text.find("\n---\n", 3)
-        if end < 0:
-            self.problem(path, "", "frontmatter opened with '---' is never closed", 1)
-            return None
-        raw, body = text[4 : end + 1], text[end + 5 :]
+        raw, body = frontmatter.split(frontmatter.normalize(text))
+        if raw is None:
+            return {}, body, {}
         lines = {
             m.group(1): n + 2
             for n, line in enumerate(raw.splitlines())
             if (m := re.match(r"^(\w[\w-]*)\s*:", line))
         }
-        import yaml
-
         try:
-            data = yaml.safe_load(raw) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            self.problem(path, "", f"bad frontmatter: {exc}".splitlines()[0], mark.line + 2 if mark else 1)
-            return None
-        except RecursionError:
-            self.problem(path, "", "bad frontmatter: nested too deeply", 2)
-            return None
-        if not isinstance(data, dict):
-            self.problem(path, "", "frontmatter must be a mapping of keys to values", 2)
+            data = frontmatter.parse_head(raw)
+        except frontmatter.FrontmatterError as exc:
+            self.problem(path, "", exc.message, exc.line)
             return None
         return data, body, lines
 
@@ -209,7 +265,8 @@ class _Reader:
         allowed: dict[str, str],
         required: Iterable[str],
     ) -> dict[str, Any] | None:
-        """Check frontmatter keys and types; ``allowed`` maps key -> 'str' | 'list'."""
+        """Check frontmatter keys and types; ``allowed`` maps key -> 'str' | 'list' | 'number' | 'tools'
+        | 'model' | 'reasoning'."""
         ok = True
         for key, value in data.items():
             kind = allowed.get(str(key))
@@ -221,8 +278,22 @@ class _Reader:
             elif kind == "str" and not isinstance(value, str):
                 self.problem(path, str(key), "must be a string", lines.get(str(key)))
                 ok = False
-            elif kind == "list" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            elif kind in ("list", "tools") and not (
+                isinstance(value, list) and all(isinstance(v, str) for v in value)
+            ):
                 self.problem(path, str(key), "must be a list of strings", lines.get(str(key)))
+                ok = False
+            elif kind == "tools" and (bad := check_tools(value, self.harnesses)):
+                self.problem(path, str(key), "; ".join(bad), lines.get(str(key)))
+                ok = False
+            elif kind == "number" and (isinstance(value, bool) or not isinstance(value, int | float)):
+                self.problem(path, str(key), "must be a number", lines.get(str(key)))
+                ok = False
+            elif kind == "model" and (problem := _model_problem(value)):
+                self.problem(path, str(key), problem, lines.get(str(key)))
+                ok = False
+            elif kind == "reasoning" and value not in REASONING:
+                self.problem(path, str(key), f"must be one of {', '.join(REASONING)}", lines.get(str(key)))
                 ok = False
         for key in required:
             if not data.get(key):
@@ -239,45 +310,69 @@ class _Reader:
         return not unknown
 
     def _rule(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Rule | None:
-        fields = self._fields(path, data, lines, {"harnesses": "list"}, ())
+        allowed = {"harnesses": "list", "globs": "list", "description": "str"}
+        fields = self._fields(path, data, lines, allowed, ())
         if fields is None:
             return None
-        return Rule(path.stem, body, tuple(fields.get("harnesses", ())))
+        return Rule(
+            path.stem,
+            body,
+            tuple(fields.get("harnesses", ())),
+            tuple(fields.get("globs", ())),
+            fields.get("description"),
+        )
 
     def _agent(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Agent | None:
-        allowed = {"name": "str", "description": "str", "tools": "list", "model": "str", "harnesses": "list"}
-        fields = self._fields(path, data, lines, allowed, ("name", "description"))
+        allowed = {
+            "name": "str",
+            "description": "str",
+            "tools": "tools",
+            "disallowed-tools": "tools",
+            "model": "model",
+            "reasoning": "reasoning",
+            "temperature": "number",
+            "harnesses": "list",
+        }
+        fields = self._fields(path, data, lines, allowed, ())
         if fields is None or not self._same_name(path, fields, path.stem, lines):
             return None
-        tools = tuple(fields.get("tools", ()))
-        bad = [t for t in tools if t not in NEUTRAL_TOOLS]
-        if bad:
-            self.problem(
-                path,
-                "tools",
-                f"not neutral tool names: {bad} (known: {', '.join(NEUTRAL_TOOLS)})",
-                lines.get("tools"),
-            )
-            return None
+        temperature = fields.get("temperature")
         return Agent(
             path.stem,
-            fields["description"],
+            fields.get("description", ""),
             body,
-            tools,
+            tuple(fields.get("tools", ())),
             fields.get("model"),
             tuple(fields.get("harnesses", ())),
+            tuple(fields.get("disallowed-tools", ())),
+            fields.get("reasoning"),
+            float(temperature) if temperature is not None else None,
         )
 
     def _command(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Command | None:
-        fields = self._fields(
-            path, data, lines, {"description": "str", "harnesses": "list"}, ("description",)
-        )
+        allowed = {
+            "description": "str",
+            "allowed-tools": "tools",
+            "model": "model",
+            "argument-hint": "str",
+            "harnesses": "list",
+        }
+        fields = self._fields(path, data, lines, allowed, ())
         if fields is None:
             return None
-        return Command(path.stem, fields["description"], body, tuple(fields.get("harnesses", ())))
+        tools = fields.get("allowed-tools")
+        return Command(
+            path.stem,
+            fields.get("description", ""),
+            body,
+            tuple(fields.get("harnesses", ())),
+            tuple(tools) if tools is not None else None,
+            fields.get("model"),
+            fields.get("argument-hint"),
+        )
 
     def _same_name(self, path: Path, fields: dict[str, Any], expected: str, lines: dict[str, int]) -> bool:
-        if fields["name"] == expected:
+        if fields.get("name", expected) == expected:
             return True
         self.problem(
             path,
@@ -307,13 +402,28 @@ class _Reader:
             if parsed is None:
                 continue
             data, body, lines = parsed
-            allowed = {"name": "str", "description": "str", "harnesses": "list"}
-            fields = self._fields(skill, data, lines, allowed, ("name", "description"))
+            allowed = {
+                "name": "str",
+                "description": "str",
+                "allowed-tools": "tools",
+                "model": "model",
+                "argument-hint": "str",
+                "harnesses": "list",
+            }
+            fields = self._fields(skill, data, lines, allowed, ())
             if fields is None or not self._same_name(skill, fields, skill_dir.name, lines):
                 continue
             files = tuple(self._skill_files(skill_dir, skill_dir))
+            tools = fields.get("allowed-tools")
             yield Skill(
-                skill_dir.name, fields["description"], body, files, tuple(fields.get("harnesses", ()))
+                skill_dir.name,
+                fields.get("description", ""),
+                body,
+                files,
+                tuple(fields.get("harnesses", ())),
+                tuple(tools) if tools is not None else None,
+                fields.get("model"),
+                fields.get("argument-hint"),
             )
 
     def _skill_files(self, skill_dir: Path, directory: Path) -> Iterator[tuple[str, bytes]]:
@@ -392,6 +502,12 @@ class _Reader:
             "url": str,
             "headers": dict,
             "harnesses": list,
+            "transport": str,
+            "timeout": float,
+            "tool_timeout": float,
+            "auto_approve": list,
+            "disabled": bool,
+            "cwd": str,
         }
         for name, data, line in self._toml(path, "servers"):
             where = f"servers.{name}"
@@ -399,6 +515,11 @@ class _Reader:
                 continue
             if ("command" in data) == ("url" in data):
                 self.problem(path, where, "set exactly one of command (stdio) or url", line(""))
+                continue
+            transport = data.get("transport", "stdio" if "command" in data else "http")
+            if transport not in (("stdio",) if "command" in data else ("sse", "http")):
+                allowed = "stdio" if "command" in data else "sse or http"
+                self.problem(path, f"{where}.transport", f"must be {allowed} here", line("transport"))
                 continue
             if not self._no_inline_secrets(path, where, data, line):
                 continue
@@ -410,6 +531,12 @@ class _Reader:
                 data.get("url"),
                 tuple(sorted(data.get("headers", {}).items())),
                 tuple(data.get("harnesses", ())),
+                data.get("transport"),
+                _float(data.get("timeout")),
+                _float(data.get("tool_timeout")),
+                tuple(data.get("auto_approve", ())),
+                bool(data.get("disabled", False)),
+                data.get("cwd"),
             )
 
     def _no_inline_secrets(self, path: Path, where: str, data: dict[str, Any], line: Any) -> bool:
@@ -440,17 +567,18 @@ class _Reader:
             "inject": str,
             "refuse": str,
             "harnesses": list,
+            "timeout": float,
         }
         for name, data, line in self._toml(path, "hooks"):
             where = f"hooks.{name}"
             if not self._check_keys(path, where, data, types, line):
                 continue
             moment = data.get("moment")
-            if moment not in MOMENTS:
+            if moment not in ALL_MOMENTS:
                 self.problem(
                     path,
                     f"{where}.moment",
-                    f"unknown moment {moment!r}; moments: {', '.join(MOMENTS)}",
+                    f"unknown moment {moment!r}; moments: {', '.join(ALL_MOMENTS)}",
                     line("moment"),
                 )
                 continue
@@ -462,9 +590,9 @@ class _Reader:
             if what:
                 self.problem(path, f"{where}.command", _INLINE_SECRET.format(what=what), line("command"))
                 continue
-            bad = [t for t in data.get("matcher", ()) if t not in NEUTRAL_TOOLS]
+            bad = check_tools(data.get("matcher", []), self.harnesses)
             if bad:
-                self.problem(path, f"{where}.matcher", f"not neutral tool names: {bad}", line("matcher"))
+                self.problem(path, f"{where}.matcher", "; ".join(bad), line("matcher"))
                 continue
             action: HookAction = (
                 "command" if actions[0] == "command" else "inject" if actions[0] == "inject" else "refuse"
@@ -477,17 +605,144 @@ class _Reader:
                 text=data.get("inject") or data.get("refuse"),
                 matcher=tuple(data.get("matcher", ())),
                 harnesses=tuple(data.get("harnesses", ())),
+                timeout=_float(data.get("timeout")),
             )
 
+    def _single(self, path: Path, table: str) -> tuple[dict[str, Any], Any] | None:
+        """The one ``[table]`` of a TOML file (None when the file is absent or after a problem)."""
+        if path.is_symlink() or not path.exists():
+            return None
+        from tackroom.adapters.tomlsource import parse_toml
 
-_WORD = {"str": "a string", "list": "a list of strings", "dict": "a table of strings"}
+        text = self._text(path)
+        if text is None:
+            return None
+        try:
+            source = parse_toml(text, str(path))
+        except ConfigError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        except RecursionError:
+            self.problem(path, "", "TOML nested too deeply")
+            return None
+        ok = True
+        for key in source.data:
+            if key != table:
+                self.problem(
+                    path, key, f"unknown key; this file holds one [{table}] table", source.line_of((key,))
+                )
+                ok = False
+        data = source.data.get(table, {})
+        if not isinstance(data, dict):
+            self.problem(path, table, "must be a table", source.line_of((table,)))
+            return None
+        return (data, lambda k: source.line_of((table, k))) if ok else None
+
+    def _permissions(self, path: Path) -> Iterator[Permissions]:
+        found = self._single(path, "permissions")
+        if found is None:
+            return
+        data, line = found
+        types: dict[str, type] = {"allow": list, "ask": list, "deny": list, "harnesses": list}
+        if not self._check_keys(path, "permissions", data, types, line):
+            return
+        ok = True
+        for key in ("allow", "ask", "deny"):
+            bad = check_tools(data.get(key, []), self.harnesses)
+            if bad:
+                self.problem(path, f"permissions.{key}", "; ".join(bad), line(key))
+                ok = False
+        if ok:
+            yield Permissions(
+                tuple(data.get("allow", ())),
+                tuple(data.get("ask", ())),
+                tuple(data.get("deny", ())),
+                tuple(data.get("harnesses", ())),
+            )
+
+    def _env(self, path: Path) -> Iterator[tuple[str, str]]:
+        found = self._single(path, "env")
+        if found is None:
+            return
+        data, line = found
+        for key, value in data.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) or not isinstance(value, str):
+                self.problem(path, f"env.{key}", 'each entry is NAME = "value" (a string)', line(key))
+            elif (is_secret_name(key) and not ENV_REF.search(value)) or inline_secret(value):
+                what = "a secret value" if is_secret_name(key) else inline_secret(value)
+                self.problem(path, f"env.{key}", _INLINE_SECRET.format(what=what), line(key))
+            else:
+                yield key, value
+
+    def _native(self, directory: Path) -> Iterator[Native]:
+        """``native/<harness>/``: ``settings.json`` (an object) and ``files/...``, kept as they are."""
+        import json
+
+        for harness_dir in self._entries(directory):
+            if harness_dir.is_symlink():
+                self.problem(harness_dir, "", _LINK)
+                continue
+            if not harness_dir.is_dir() or not self._name_ok(harness_dir, harness_dir.name):
+                self.problem(harness_dir, "", "expected only <harness>/ directories here")
+                continue
+            if self.harnesses is not None and harness_dir.name not in self.harnesses:
+                self.problem(harness_dir, "", f"unknown harness {harness_dir.name!r}")
+                continue
+            settings: tuple[tuple[str, Any], ...] = ()
+            files: tuple[tuple[str, bytes], ...] = ()
+            for entry in self._entries(harness_dir):
+                if entry.is_symlink():
+                    self.problem(entry, "", _LINK)
+                elif entry.name == "settings.json" and entry.is_file():
+                    text = self._text(entry)
+                    try:
+                        data = json.loads(text) if text is not None else {}
+                    except (ValueError, RecursionError) as exc:
+                        self.problem(entry, "", f"not JSON: {exc}")
+                        continue
+                    if not isinstance(data, dict):
+                        self.problem(entry, "", "must be a JSON object of settings keys")
+                        continue
+                    settings = tuple(sorted(data.items()))
+                elif entry.name == "files" and entry.is_dir():
+                    files = tuple(self._skill_files(entry, entry))
+                else:
+                    self.problem(entry, "", "a native directory holds settings.json and files/")
+            yield Native(harness_dir.name, settings, files)
+
+
+_WORD = {
+    "str": "a string",
+    "list": "a list of strings",
+    "dict": "a table of strings",
+    "float": "a number of seconds (0 or more)",
+    "bool": "true or false",
+}
 _LINK = "a symbolic link: tackroom reads no link in a profile (it could point anywhere); copy the file in"
 _INLINE_SECRET = (
     'inline secret ({what}): write a reference like "${{MY_TOKEN}}" and keep the value in the environment'
 )
 
 
+def _float(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _model_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "must be a string"
+    try:
+        parse_model(value)
+    except BadReference as exc:
+        return str(exc)
+    return None
+
+
 def _typed(value: Any, kind: type) -> bool:
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    if kind is bool:
+        return isinstance(value, bool)
     if not isinstance(value, kind):
         return False
     if isinstance(value, dict):

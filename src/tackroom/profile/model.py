@@ -1,26 +1,39 @@
 """The profile: the harness-neutral setup a user writes once.
 
-Rules, skills, subagents, commands, MCP servers and hooks, in tackroom's own
-vocabulary (neutral tool names, neutral hook moments). Every item may name the
-harnesses it applies to; an empty tuple means all. Values are frozen and
-sorted by name, so two profiles compare equal exactly when they say the same.
+Rules, skills, subagents, commands, MCP servers, hooks, permissions and the
+session environment, in tackroom's own vocabulary (neutral tool names and tool
+patterns, neutral hook moments, neutral model aliases: see
+:mod:`tackroom.profile.tools`). Every item may name the harnesses it applies
+to; an empty tuple means all. What has no neutral form is kept as native
+passthrough (:class:`Native`), re-emitted for its own harness alone. Values are
+frozen and sorted by name, so two profiles compare equal exactly when they say
+the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 HookAction = Literal["command", "inject", "refuse"]
+McpTransport = Literal["stdio", "sse", "http"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One section of the rules document (``rules/<name>.md``)."""
+    """One section of the rules document (``rules/<name>.md``), or a path-scoped rule.
+
+    A rule with ``globs`` applies only while the harness works on a file
+    matching one of them (Claude's ``.claude/rules`` ``paths``, Cursor's
+    ``globs``, Copilot's ``applyTo``, Kiro's ``fileMatchPattern``); a harness
+    without path-scoped rules drops it by name (it is never made always-on).
+    """
 
     name: str
     text: str
     harnesses: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+    description: str | None = None
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,10 @@ class Skill:
     files: tuple[tuple[str, bytes], ...] = ()
     """Other files of the skill, as (path relative to the skill dir, content)."""
     harnesses: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    """Tool patterns the skill may use without asking (None: not said)."""
+    model: str | None = None
+    argument_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,19 +60,32 @@ class Agent:
     description: str
     body: str
     tools: tuple[str, ...] = ()
-    """Tools it may use, in the neutral vocabulary; empty = the harness's default."""
+    """Tools it may use (tool references, :mod:`tackroom.profile.tools`); empty = the harness's default."""
     model: str | None = None
+    """A model reference: a neutral alias (``sonnet``) or ``<harness>:<model>``."""
     harnesses: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    """Tools it must not use; a harness that cannot deny them drops the agent (never widens)."""
+    reasoning: str | None = None
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)
 class Command:
-    """A slash command (``commands/<name>.md``); ``$ARGUMENTS`` marks where arguments go."""
+    """A slash command (``commands/<name>.md``; ``commands/git/commit.md`` is ``git:commit``).
+
+    The body is a neutral template: ``$ARGUMENTS`` (all arguments), ``$1``..``$9``
+    (positional), ``!{cmd}`` (a shell command's output) and ``@{path}`` (a file's
+    content), rendered into each harness's own syntax or dropped by name.
+    """
 
     name: str
     description: str
     body: str
     harnesses: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    model: str | None = None
+    argument_hint: str | None = None
 
 
 ARGUMENTS = "$ARGUMENTS"
@@ -72,6 +102,21 @@ class McpServer:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     harnesses: tuple[str, ...] = ()
+    transport: McpTransport | None = None
+    """``stdio`` (a command), ``sse`` or ``http`` (streamable HTTP); None: stdio or http by what is set."""
+    timeout: float | None = None
+    """Seconds to wait for the server to start (``startup_timeout_sec``, ``timeout``)."""
+    tool_timeout: float | None = None
+    """Seconds to wait for one tool call."""
+    auto_approve: tuple[str, ...] = ()
+    """Tools of this server run without asking (``*`` = all of them: Gemini's ``trust``)."""
+    disabled: bool = False
+    cwd: str | None = None
+
+    @property
+    def kind(self) -> McpTransport:
+        """The transport this server really uses."""
+        return self.transport or ("stdio" if self.command is not None else "http")
 
 
 @dataclass(frozen=True)
@@ -86,8 +131,45 @@ class Hook:
     text: str | None = None
     """The advisory text (``inject``) or the reason (``refuse``)."""
     matcher: tuple[str, ...] = ()
-    """Neutral tool names the hook applies to (tool moments); empty = every tool."""
+    """Tool references the hook applies to (tool moments); empty = every tool.
+
+    A neutral tool (``shell``), ``mcp(server)`` / ``mcp(server.tool)``, or a
+    harness's own name or regular expression as ``<harness>:<pattern>``."""
     harnesses: tuple[str, ...] = ()
+    timeout: float | None = None
+    """Seconds the harness gives the command before it stops it."""
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """``permissions.toml``: allow / ask / deny rules over tool patterns (``shell("git push:*")``)."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    harnesses: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.allow or self.ask or self.deny)
+
+
+@dataclass(frozen=True)
+class Native:
+    """Passthrough for one harness: what has no neutral form, kept as the harness wrote it.
+
+    ``settings`` are top-level keys of the harness's main settings file (a
+    status line, output style, plugins, attribution, any key tackroom has no
+    word for), merged back into that file; ``files`` are other files under its
+    configuration root (relative path, content), written back as they were.
+    """
+
+    harness: str
+    settings: tuple[tuple[str, Any], ...] = ()
+    files: tuple[tuple[str, bytes], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.harness
 
 
 @dataclass(frozen=True)
@@ -100,6 +182,10 @@ class Profile:
     commands: tuple[Command, ...] = ()
     mcp: tuple[McpServer, ...] = ()
     hooks: tuple[Hook, ...] = ()
+    permissions: Permissions = Permissions()
+    env: tuple[tuple[str, str], ...] = ()
+    """Session environment (``env.toml``): set for the harness and everything it starts."""
+    native: tuple[Native, ...] = ()
     sources: tuple[str, ...] = field(default=(), compare=False)
     """The directories it was read from, in layering order."""
     withheld: tuple[str, ...] = field(default=(), compare=False)
@@ -111,6 +197,9 @@ class Profile:
         def pick(items: tuple[_T, ...]) -> tuple[_T, ...]:
             return tuple(replace(i, harnesses=()) for i in items if not i.harnesses or harness in i.harnesses)
 
+        permissions = self.permissions
+        if permissions.harnesses and harness not in permissions.harnesses:
+            permissions = Permissions()
         return Profile(
             pick(self.rules),
             pick(self.skills),
@@ -118,12 +207,27 @@ class Profile:
             pick(self.commands),
             pick(self.mcp),
             pick(self.hooks),
+            replace(permissions, harnesses=()),
+            self.env,
+            tuple(n for n in self.native if n.harness == harness),
             self.sources,
             self.withheld,
         )
 
     def __bool__(self) -> bool:
-        return any((self.rules, self.skills, self.agents, self.commands, self.mcp, self.hooks))
+        return any(
+            (
+                self.rules,
+                self.skills,
+                self.agents,
+                self.commands,
+                self.mcp,
+                self.hooks,
+                self.permissions,
+                self.env,
+                self.native,
+            )
+        )
 
 
 _T = TypeVar("_T", Rule, Skill, Agent, Command, McpServer, Hook)

@@ -24,10 +24,10 @@ from tackroom.errors import ProfileError, TackroomError, UnsafePathError
 from tackroom.paths import Transaction, inside, read_inside
 from tackroom.profile import jsonc
 from tackroom.profile.engines import engine
-from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output
-from tackroom.profile.load import check_profile_name
+from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output, Passthrough
+from tackroom.profile.load import check_item_name
 from tackroom.profile.merge import Settings
-from tackroom.profile.model import Profile
+from tackroom.profile.model import Native, Permissions, Profile
 from tackroom.profile.owned import OWNED, Owned, digest, read_owned
 
 if TYPE_CHECKING:
@@ -36,20 +36,58 @@ if TYPE_CHECKING:
 Scope = Literal["home", "project"]
 KINDS: dict[Kind, str] = {
     "rules": "rules",
+    "scoped_rules": "rules",
     "skills": "skills",
     "mcp": "mcp",
     "commands": "commands",
     "subagents": "agents",
     "hooks": "hooks",
+    "permissions": "permissions",
+    "env": "env",
+    "settings": "native",
 }
+"""Each capability kind -> the profile attribute its items come from (and go to on import)."""
 _SINGULAR = {
     "rules": "rule",
+    "scoped_rules": "path-scoped rule",
     "skills": "skill",
     "mcp": "MCP server",
     "commands": "command",
     "subagents": "subagent",
     "hooks": "hook",
+    "permissions": "permission rule",
+    "env": "env variable",
+    "settings": "native setting",
 }
+
+
+def kind_items(profile: Profile, kind: Kind) -> list[Any]:
+    """The items of ``profile`` one capability kind renders.
+
+    Rules without globs are ``rules``, with globs ``scoped_rules``; the
+    permissions are one item (when any rule is set); ``env`` items are
+    (name, value) pairs; ``settings`` items are the :class:`Native` passthrough.
+    """
+    if kind == "rules":
+        return [r for r in profile.rules if not r.globs]
+    if kind == "scoped_rules":
+        return [r for r in profile.rules if r.globs]
+    if kind == "permissions":
+        return [profile.permissions] if profile.permissions else []
+    if kind == "env":
+        return list(profile.env)
+    return list(getattr(profile, KINDS[kind]))
+
+
+def item_names(kind: Kind, item: Any) -> list[str]:
+    """The names a dropped item is reported by (each permission rule; an env variable's name)."""
+    if kind == "permissions":
+        return [
+            f"{verdict} {rule}" for verdict in ("allow", "ask", "deny") for rule in getattr(item, verdict)
+        ]
+    if kind == "env":
+        return [item[0]]
+    return [item.name]
 
 
 @dataclass(frozen=True)
@@ -84,18 +122,22 @@ def plan_render(
     outputs: list[Output] = []
     drops: list[Drop] = []
     caps = adapter.spec.capabilities
-    for kind, attr in KINDS.items():
-        items = getattr(mine, attr)
+    for kind in KINDS:
+        items = kind_items(mine, kind)
         capability = getattr(caps, kind)
         if not items:
             continue
         if capability is None:
-            drops += [Drop(adapter.harness, _SINGULAR[kind], i.name, f"no {kind} capability") for i in items]
+            why = f"no {kind.replace('_', '-')} capability"
+            drops += [
+                Drop(adapter.harness, _SINGULAR[kind], n, why) for i in items for n in item_names(kind, i)
+            ]
             continue
         path = _target(capability, scope, root, workdir or root, adapter)
         if path is None:
+            why = f"no project-level {kind.replace('_', '-')}"
             drops += [
-                Drop(adapter.harness, _SINGULAR[kind], i.name, f"no project-level {kind}") for i in items
+                Drop(adapter.harness, _SINGULAR[kind], n, why) for i in items for n in item_names(kind, i)
             ]
             continue
         ctx = Context(adapter, kind, capability, path, drops)
@@ -106,18 +148,67 @@ def plan_render(
 def _check_names(profile: Profile) -> None:
     """Every item name becomes a path: one that is not a profile name is refused before anything else."""
     for kind, attr in KINDS.items():
+        if kind in ("permissions", "env", "settings", "scoped_rules"):
+            continue
         for item in getattr(profile, attr):
-            if not check_profile_name(item.name):
+            if not check_item_name(kind, item.name):
                 raise ProfileError(
                     f"{_SINGULAR[kind]} name {item.name[:80]!r} cannot be rendered: it becomes a file "
                     "name (lowercase letters, digits, '.', '_' and '-'; at most 128 characters)"
                 )
 
 
+@dataclass(frozen=True)
+class Imported:
+    """What an import read: the profile, and every native item it did not import, by name.
+
+    Every item found in the native files is exactly one of imported (in
+    ``profile``), kept as native passthrough (``passthrough``, in
+    ``profile.native``) or left out with the reason (``dropped``).
+    """
+
+    adapter: str
+    profile: Profile
+    dropped: tuple[Drop, ...] = ()
+    passthrough: tuple[Passthrough, ...] = ()
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per kind: found, imported, passthrough, dropped."""
+        table: dict[str, dict[str, int]] = {}
+        for kind, attr in KINDS.items():
+            if kind in ("scoped_rules", "settings"):
+                continue
+            if kind == "permissions":
+                imported = len(item_names("permissions", self.profile.permissions))
+            else:
+                imported = len(getattr(self.profile, attr))
+            table[_SINGULAR[kind]] = {"found": imported, "imported": imported, "passthrough": 0, "dropped": 0}
+        for what, counted in (("passthrough", self.passthrough), ("dropped", self.dropped)):
+            for entry in counted:
+                row = table.setdefault(
+                    entry.kind, {"found": 0, "imported": 0, "passthrough": 0, "dropped": 0}
+                )
+                row[what] += 1
+                row["found"] += 1
+        return {k: v for k, v in table.items() if v["found"]}
+
+    @property
+    def lost(self) -> bool:
+        """Whether anything found was left out (``--strict`` fails on it)."""
+        return bool(self.dropped)
+
+
 def import_profile(
     adapter: Adapter, *, root: Path, scope: Scope = "home", workdir: Path | None = None
 ) -> Profile:
-    """Read a harness's native files (under ``root``) back into a neutral profile.
+    """Read a harness's native files (under ``root``) into a neutral profile (:func:`import_native`)."""
+    return import_native(adapter, root=root, scope=scope, workdir=workdir).profile
+
+
+def import_native(
+    adapter: Adapter, *, root: Path, scope: Scope = "home", workdir: Path | None = None
+) -> Imported:
+    """Read a harness's native files (under ``root``) back into a neutral profile, accounting for all.
 
     The files are outside input: no link under ``root`` is followed (one is an
     error naming it), a file that does not parse or has an unexpected shape is
@@ -125,23 +216,55 @@ def import_profile(
     frontmatter ``name``, a settings key, a file stem) must be a profile name,
     since it becomes a path when the profile is written.
     """
-    found: dict[str, list[Any]] = {attr: [] for attr in KINDS.values()}
+    found: dict[str, dict[str, Any]] = {attr: {} for attr in KINDS.values()}
+    drops: list[Drop] = []
+    passed: list[Passthrough] = []
+    settings: dict[str, Any] = {}
+    files: dict[str, bytes] = {}
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None:
             continue
-        path = _target(capability, scope, root, workdir or root, adapter)
-        if path is not None:
-            ctx = Context(adapter, kind, _no_links(root, path, capability), path)
-            found[attr] = sorted(_parse(ctx, engine(capability.render)), key=lambda i: i.name)
-    return Profile(
-        rules=tuple(found["rules"]),
-        skills=tuple(found["skills"]),
-        agents=tuple(found["agents"]),
-        commands=tuple(found["commands"]),
-        mcp=tuple(found["mcp"]),
-        hooks=tuple(found["hooks"]),
+        for raw in (capability.path if scope == "home" else capability.project, *capability.also):
+            if raw is None:
+                continue
+            path = _target(capability, scope, root, workdir or root, adapter, raw)
+            if path is None:
+                continue
+            ctx = Context(
+                adapter, kind, _no_links(root, path, capability), path, drops, passed, settings, files
+            )
+            for item in _parse(ctx, engine(capability.render)):
+                key = item[0] if kind == "env" else getattr(item, "name", kind)
+                if key in found[attr]:
+                    drops.append(
+                        Drop(
+                            adapter.harness,
+                            _SINGULAR[kind],
+                            str(key),
+                            f"also defined in {path}: kept the first",
+                        )
+                    )
+                else:
+                    found[attr][key] = item
+
+    def pick(attr: str) -> tuple[Any, ...]:
+        return tuple(item for _, item in sorted(found[attr].items()))
+
+    permissions = next(iter(found["permissions"].values()), Permissions())
+    native = (Native(adapter.harness, tuple(sorted(settings.items())), tuple(sorted(files.items()))),)
+    profile = Profile(
+        rules=pick("rules"),
+        skills=pick("skills"),
+        agents=pick("agents"),
+        commands=pick("commands"),
+        mcp=pick("mcp"),
+        hooks=pick("hooks"),
+        permissions=permissions,
+        env=pick("env"),
+        native=native if settings or files else (),
     )
+    return Imported(adapter.name, profile, tuple(drops), tuple(passed))
 
 
 def _no_links(root: Path, path: Path, capability: Any) -> Any:
@@ -171,7 +294,8 @@ def _parse(ctx: Context, renderer: Engine) -> list[Any]:
     singular = _SINGULAR[ctx.kind]
     try:
         items = renderer.parse(ctx)
-        profile_files(Profile(**{KINDS[ctx.kind]: tuple(items)}))  # every item can be written back
+        if ctx.kind not in ("permissions", "env", "settings"):
+            profile_files(Profile(**{KINDS[ctx.kind]: tuple(items)}))  # type: ignore[arg-type]
     except TackroomError:
         raise
     except (
@@ -188,8 +312,8 @@ def _parse(ctx: Context, renderer: Engine) -> list[Any]:
             f"cannot import {ctx.kind} from {ctx.path}: it is not in the shape tackroom reads "
             f"({type(exc).__name__}: {str(exc)[:200]}); fix or move it aside"
         ) from exc
-    for item in items:
-        if not isinstance(item.name, str) or not check_profile_name(item.name):
+    for item in items if ctx.kind not in ("permissions", "env", "settings") else ():
+        if not isinstance(item.name, str) or not check_item_name(ctx.kind, item.name):
             raise ProfileError(
                 f"cannot import from {ctx.path}: {singular} name {str(item.name)[:80]!r} cannot be a profile "
                 "name (lowercase letters, digits, '.', '_' and '-'; at most 128 characters), since it "
@@ -206,8 +330,10 @@ def referenced_variables(profile: Profile) -> list[str]:
     return sorted({m.group(1) for text in texts for m in templates.ENV_REF.finditer(text)})
 
 
-def _target(capability: Any, scope: Scope, root: Path, workdir: Path, adapter: Adapter) -> Path | None:
-    raw = capability.path if scope == "home" else capability.project
+def _target(
+    capability: Any, scope: Scope, root: Path, workdir: Path, adapter: Adapter, raw: str | None = None
+) -> Path | None:
+    raw = raw or (capability.path if scope == "home" else capability.project)
     if raw is None:
         return None
     # Relocation variables point at their defaults under the target root, as in an isolated run.

@@ -9,6 +9,7 @@ inside the target (no link followed); the files are written all or none.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,24 +23,56 @@ def profile_files(profile: Profile) -> dict[str, bytes]:
     """Relative path -> content of every file the profile directory holds."""
     files: dict[str, bytes] = {}
     for rule in profile.rules:
-        files[f"rules/{rule.name}.md"] = _md(_harnesses(rule.harnesses), rule.text)
+        head = _set(description=rule.description, globs=list(rule.globs) or None)
+        files[f"rules/{rule.name}.md"] = _md(head | _harnesses(rule.harnesses), rule.text)
     for skill in profile.skills:
-        head = {"name": skill.name, "description": skill.description, **_harnesses(skill.harnesses)}
+        head = {"name": skill.name, "description": skill.description}
+        head |= _set(**_extras(skill)) | _harnesses(skill.harnesses)
         files[f"skills/{skill.name}/SKILL.md"] = _md(head, skill.body)
         files.update({f"skills/{skill.name}/{rel}": content for rel, content in skill.files})
     for agent in profile.agents:
         head = {"name": agent.name, "description": agent.description}
-        head |= {"tools": list(agent.tools)} if agent.tools else {}
-        head |= {"model": agent.model} if agent.model else {}
+        head |= _set(
+            tools=list(agent.tools) or None,
+            **{"disallowed-tools": list(agent.disallowed_tools) or None},
+            model=agent.model,
+            reasoning=agent.reasoning,
+            temperature=agent.temperature,
+        )
         files[f"agents/{agent.name}.md"] = _md(head | _harnesses(agent.harnesses), agent.body)
     for command in profile.commands:
-        head = {"description": command.description, **_harnesses(command.harnesses)}
-        files[f"commands/{command.name}.md"] = _md(head, command.body)
+        head = {"description": command.description} | _set(**_extras(command))
+        path = command.name.replace(":", "/")
+        files[f"commands/{path}.md"] = _md(head | _harnesses(command.harnesses), command.body)
     if profile.mcp:
         files["mcp.toml"] = _toml({"servers": {s.name: _server(s) for s in profile.mcp}})
     if profile.hooks:
         files["hooks.toml"] = _toml({"hooks": {h.name: _hook(h) for h in profile.hooks}})
+    if profile.permissions:
+        rules = profile.permissions
+        table = _set(
+            allow=list(rules.allow) or None, ask=list(rules.ask) or None, deny=list(rules.deny) or None
+        )
+        files["permissions.toml"] = _toml({"permissions": table | _harnesses(rules.harnesses)})
+    if profile.env:
+        files["env.toml"] = _toml({"env": dict(profile.env)})
+    for native in profile.native:
+        if native.settings:
+            text = json.dumps(dict(native.settings), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+            files[f"native/{native.harness}/settings.json"] = text.encode("utf-8")
+        files.update({f"native/{native.harness}/files/{rel}": content for rel, content in native.files})
     return files
+
+
+def _set(**values: Any) -> dict[str, Any]:
+    """The keys whose value is set (None is 'not said', and is left out)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _extras(item: Any) -> dict[str, Any]:
+    """The optional fields a command and a skill share, under their frontmatter keys."""
+    tools = list(item.allowed_tools) if item.allowed_tools is not None else None
+    return {"allowed-tools": tools, "model": item.model, "argument-hint": item.argument_hint}
 
 
 def write_profile(profile: Profile, into: Path) -> list[Path]:
@@ -69,17 +102,19 @@ def write_profile(profile: Profile, into: Path) -> list[Path]:
 
 def _check_paths(profile: Profile) -> None:
     """Names and skill file paths become paths under the profile: each must stay in its place."""
-    from tackroom.profile.load import check_profile_name
+    from tackroom.profile.load import check_item_name
 
-    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks")
+    kinds = ("rules", "skills", "agents", "commands", "mcp", "hooks", "native")
     for kind, item in ((k, i) for k in kinds for i in getattr(profile, k)):
-        if not check_profile_name(item.name):
+        if not check_item_name(kind, item.name):
             raise ProfileError(f"not importing {kind} {item.name[:80]!r}: not a profile name")
-    for skill in profile.skills:
-        for rel, _ in skill.files:
+    owners = [(f"skill {s.name!r}", s.files) for s in profile.skills]
+    owners += [(f"native files of {n.harness}", n.files) for n in profile.native]
+    for owner, files in owners:
+        for rel, _ in files:
             parts = Path(rel).parts
             if not parts or Path(rel).is_absolute() or ".." in parts or rel == "SKILL.md":
-                raise ProfileError(f"not importing skill {skill.name!r}: file {rel!r} would leave it")
+                raise ProfileError(f"not importing {owner}: file {rel!r} would leave it")
 
 
 def _md(head: dict[str, Any], body: str) -> bytes:
@@ -96,6 +131,14 @@ def _server(server: Any) -> dict[str, Any]:
     data |= {"args": list(server.args)} if server.args else {}
     data |= {"env": dict(server.env)} if server.env else {}
     data |= {"headers": dict(server.headers)} if server.headers else {}
+    data |= _set(
+        transport=server.transport,
+        timeout=server.timeout,
+        tool_timeout=server.tool_timeout,
+        auto_approve=list(server.auto_approve) or None,
+        disabled=server.disabled or None,
+        cwd=server.cwd,
+    )
     return data | _harnesses(server.harnesses)
 
 
@@ -103,6 +146,7 @@ def _hook(hook: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"moment": hook.moment}
     data |= {"matcher": list(hook.matcher)} if hook.matcher else {}
     data[hook.action] = hook.command if hook.action == "command" else hook.text
+    data |= _set(timeout=hook.timeout)
     return data | _harnesses(hook.harnesses)
 
 

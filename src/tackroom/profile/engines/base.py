@@ -17,7 +17,18 @@ if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
     from tackroom.adapters.schema import Capability
 
-Kind = Literal["rules", "skills", "mcp", "commands", "subagents", "hooks"]
+Kind = Literal[
+    "rules",
+    "skills",
+    "mcp",
+    "commands",
+    "subagents",
+    "hooks",
+    "scoped_rules",
+    "permissions",
+    "env",
+    "settings",
+]
 
 
 @dataclass(frozen=True)
@@ -37,15 +48,31 @@ class Output:
 
 @dataclass(frozen=True)
 class Drop:
-    """A profile item a harness cannot express, by name and reason."""
+    """A profile item (or one field of it) a harness cannot express, by name and reason.
+
+    On import, a native item that could not be read into the profile, with why.
+    """
 
     harness: str
     kind: str
     name: str
     reason: str
+    field: str | None = None
+    """Set when only this field of the item was left out (the item itself was rendered)."""
 
     def __str__(self) -> str:
+        if self.field is not None:
+            return f"{self.harness}: dropped {self.field} of {self.kind} {self.name!r} ({self.reason})"
         return f"{self.harness}: dropped {self.kind} {self.name!r} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    """On import: a native item with no neutral form, kept under ``native/<harness>/``."""
+
+    harness: str
+    kind: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -58,9 +85,53 @@ class Context:
     path: Path
     """The capability's target path, resolved for this render."""
     drops: list[Drop] = field(default_factory=list)
+    passed: list[Passthrough] = field(default_factory=list)
+    """Import: what went to native passthrough."""
+    native_settings: dict[str, Any] = field(default_factory=dict)
+    """Import: settings keys kept for ``native/<harness>/settings.json``."""
+    native_files: dict[str, bytes] = field(default_factory=dict)
+    """Import: files kept for ``native/<harness>/files/`` (relative to the settings directory)."""
 
-    def drop(self, kind: str, name: str, reason: str) -> None:
-        self.drops.append(Drop(self.adapter.harness, kind, name, reason))
+    def drop(self, kind: str, name: str, reason: str, field: str | None = None) -> None:
+        self.drops.append(Drop(self.adapter.harness, kind, name, reason, field))
+
+    def keep_setting(self, kind: str, key: str, value: Any) -> None:
+        """Import: keep a settings key tackroom has no word for, to be written back as it was."""
+        self.native_settings[key] = value
+        self.passed.append(Passthrough(self.adapter.harness, kind, key))
+
+    def keep_file(self, kind: str, rel: str, content: bytes) -> None:
+        """Import: keep a file tackroom has no word for (``rel`` under the settings directory)."""
+        self.native_files[rel] = content
+        self.passed.append(Passthrough(self.adapter.harness, kind, rel))
+
+    def model(self, ref: str | None, kind: str, name: str) -> str | None:
+        """This harness's model for a model reference, or None (after dropping the field by name)."""
+        from tackroom.profile.tools import BadReference, parse_model
+
+        if ref is None:
+            return None
+        try:
+            parsed = parse_model(ref)
+        except BadReference as exc:
+            self.drop(kind, name, str(exc), "model")
+            return None
+        if parsed.harness is not None:
+            if parsed.harness == self.adapter.harness:
+                return parsed.model
+            self.drop(kind, name, f"model {ref!r} is {parsed.harness}'s own", "model")
+            return None
+        native = self.adapter.spec.models.get(parsed.alias or "")
+        if native is None:
+            self.drop(kind, name, f"no model for {ref!r} here (the adapter's [models] table)", "model")
+        return native
+
+    def neutral_model(self, native: str | None) -> str | None:
+        """Import: the model reference for this harness's model name (an alias when the adapter maps it)."""
+        if native is None or not str(native).strip():
+            return None
+        alias = next((a for a, m in sorted(self.adapter.spec.models.items()) if m == native), None)
+        return alias or f"{self.adapter.harness}:{native}"
 
     def tool_name(self, neutral: str) -> str | None:
         """This harness's name for a neutral tool, or None when it has none."""
@@ -85,6 +156,54 @@ class Context:
         from tackroom.vocabulary import NEUTRAL_TOOLS
 
         return next((n for n in NEUTRAL_TOOLS if self.tool_name(n) == name), None)
+
+    def tool_ref(self, name: str) -> str:
+        """Import: the tool reference for one of this harness's tool names; never a guess.
+
+        A name the adapter maps is its neutral tool; an MCP tool name (by the
+        adapter's ``mcp`` pattern) is ``mcp("server/tool")``; anything else stays
+        this harness's own (``claude-code:NotebookEdit``).
+        """
+        neutral = self.neutral_tool(name)
+        if neutral is not None:
+            return neutral
+        pattern = self.adapter.spec.tools.mcp
+        if pattern and "{server}" in pattern and "{tool}" in pattern:
+            head, _, rest = pattern.partition("{server}")
+            middle, _, tail = rest.partition("{tool}")
+            if name.startswith(head) and name.endswith(tail) and middle and middle in name[len(head) :]:
+                inner = name[len(head) : len(name) - len(tail) if tail else None]
+                server, _, tool = inner.partition(middle)
+                if server and tool and "/" not in server:
+                    return f'mcp("{server}/{tool}")'
+            if head and name.startswith(head) and not tail and middle not in name[len(head) :]:
+                server = name[len(head) :]
+                if server and all(c.isalnum() or c in "_.-@" for c in server):
+                    return f'mcp("{server}")'
+        return f"{self.adapter.harness}:{name}"
+
+    def native_tool(self, ref: str) -> str | None:
+        """This harness's name for a tool reference without a pattern (None: it has none).
+
+        A harness's own reference is its name only for that harness; ``mcp("s/t")``
+        uses the adapter's ``mcp`` pattern. Patterns are the family engine's to spell.
+        """
+        from tackroom.profile.tools import BadReference, parse_tool
+
+        try:
+            parsed = parse_tool(ref)
+        except BadReference:
+            return None
+        if parsed.harness is not None:
+            return parsed.tool if parsed.harness == self.adapter.harness else None
+        if parsed.tool == "mcp":
+            pattern = self.adapter.spec.tools.mcp
+            if not pattern or parsed.mcp_tool is None:
+                return None
+            return pattern.replace("{server}", parsed.server or "").replace("{tool}", parsed.mcp_tool)
+        if parsed.pattern is not None:
+            return None
+        return self.tool_name(parsed.tool)
 
 
 class Engine:
