@@ -61,8 +61,8 @@ def test_vocabularies_have_one_source() -> None:
 
     from tackroom.adapters.schema import Moment, Tools
     from tackroom.mock import NEUTRAL_TOOLS as MOCK_TOOLS
-    from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
+    from tackroom.vocabulary import ALL_MOMENTS, NEUTRAL_TOOLS
 
     assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp", "mcp_call"}
     assert set(MOCK_TOOLS) == set(NEUTRAL_TOOLS)
-    assert get_args(Moment) == MOMENTS
+    assert get_args(Moment) == ALL_MOMENTS
