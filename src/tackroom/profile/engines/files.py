@@ -144,13 +144,31 @@ def _fit_name(ctx: Context, kind: str, name: str, where: Path) -> bool:
     return False
 
 
-def _files(ctx: Context, kind: str, directory: Path, ext: str) -> Iterator[tuple[str, Path]]:
-    """(stem, path) of each item file directly in ``directory``; anything else there is dropped by name."""
+def _item_name(ctx: Context, kind: str, data: dict[str, Any], default: str, path: Path) -> str | None:
+    """The item's name: its frontmatter ``name`` when set, else the file's; None after dropping it."""
+    name = data.get("name")
+    if name is None or name == "":
+        name = default
+    if not isinstance(name, str):
+        ctx.drop(kind, default, f"{path}: name: {str(name)[:40]!r} is not a string")
+        return None
+    return name if _fit_name(ctx, kind, name, path) else None
+
+
+def _files(
+    ctx: Context, kind: str, directory: Path, ext: str, dirs: bool = False
+) -> Iterator[tuple[str, Path]]:
+    """(stem, path) of each item file directly in ``directory``; anything else there is dropped by name.
+
+    With ``dirs`` the caller reads subdirectories itself; otherwise each is dropped by name too.
+    """
     for path in sorted(directory.iterdir()):
         if path.is_file() and path.name.endswith(ext) and len(path.name) > len(ext):
             yield path.name[: -len(ext)], path
         elif not path.is_dir():
             ctx.drop(kind, path.name, f"{path}: not a {ext} file, so {ctx.adapter.harness} does not read it")
+        elif not dirs:
+            ctx.drop(kind, path.name, f"{path}: a subdirectory; tackroom reads no {kind} from it")
 
 
 def _tool_list(value: Any) -> list[str] | None:
@@ -365,8 +383,8 @@ class Dir(Engine):
             if parsed is None:
                 continue
             data, body = parsed
-            name = data.get("name", skill_dir.name)
-            if not isinstance(name, str) or not _fit_name(ctx, "skill", str(name), main):
+            name = _item_name(ctx, "skill", data, skill_dir.name, main)
+            if name is None:
                 continue
             self._unknown(ctx, "skill", name, main, data, self._known(ctx, "name", "description"))
             fields = self._read_optional(ctx, "skill", name, main, data, self._SKILL_FIELDS)
@@ -420,8 +438,8 @@ class Dir(Engine):
             data, body = parsed
             if self._toml_format(ctx):
                 body = _str(data.get("developer_instructions"))
-            name = data.get("name", stem)
-            if not isinstance(name, str) or not _fit_name(ctx, "subagent", str(name), path):
+            name = _item_name(ctx, "subagent", data, stem, path)
+            if name is None:
                 continue
             known = self._known(ctx, "name", "description", *(("tools",) if ctx.capability.tools else ()))
             self._unknown(ctx, "subagent", name, path, data, known | {"developer_instructions"})
@@ -477,7 +495,7 @@ class Dir(Engine):
                 ctx.drop("command", name, f"{sub}: namespaced deeper than {_MAX_DEPTH} levels")
             elif _fit_name(ctx, "command", sub.name, sub):
                 commands += self._parse_commands(ctx, sub, f"{name}:")
-        for stem, path in _files(ctx, "command", directory, self._ext(ctx)):
+        for stem, path in _files(ctx, "command", directory, self._ext(ctx), dirs=True):
             if not _fit_name(ctx, "command", stem, path):
                 continue
             name = prefix + stem
@@ -689,7 +707,7 @@ class RuleDir(Engine):
         for sub in sorted(p for p in directory.iterdir() if p.is_dir()):
             if prefix.count("-") < _MAX_DEPTH:
                 yield from self._walk(ctx, sub, f"{prefix}{sub.name}-")
-        for stem, path in _files(ctx, "rule", directory, ext):
+        for stem, path in _files(ctx, "rule", directory, ext, dirs=True):
             if _fit_name(ctx, "rule", prefix + stem, path):
                 yield prefix + stem, path
 
