@@ -13,6 +13,7 @@ not profile names, TOML that is not what tackroom reads. For every adapter:
 
 from __future__ import annotations
 
+import json
 import string
 import tempfile
 from pathlib import Path
@@ -133,7 +134,69 @@ def layout(draw: st.DrawFn, adapter: Adapter, root: Path) -> dict[Path, bytes]:
             else:
                 path = base / f"{nested}{name}{draw(st.sampled_from([ext, ext, '.txt']))}"
             files[path] = content
+    mcp = caps.mcp
+    if mcp is not None and mcp.render == "mcp-json" and draw(st.integers(0, 3)):
+        path = _target(mcp, "home", root, root, adapter)
+        assert path is not None
+        files[path], _ = draw(mcp_file())
     return files
+
+
+ENTRY_VALUES = st.one_of(
+    st.sampled_from(
+        ["npx", "uvx", "https://mcp.example.test/mcp", "sse", "http", "stdio", "local", "${TOKEN}"]
+    ),
+    st.lists(st.sampled_from(["-y", "server", "${X}"]), max_size=2),
+    st.dictionaries(
+        st.sampled_from(["LOG", "API_KEY", "Authorization"]),
+        st.sampled_from(["1", "${K}", "sk-12345678901234567890"]),
+        max_size=2,
+    ),
+    st.booleans(),
+    st.integers(-1, 90000),
+    st.none(),
+)
+ENTRY_KEYS = st.sampled_from(
+    [
+        "command",
+        "args",
+        "env",
+        "url",
+        "httpUrl",
+        "type",
+        "headers",
+        "timeout",
+        "disabled",
+        "autoApprove",
+        "trust",
+        "cwd",
+        "x",
+    ]
+)
+
+
+@st.composite
+def mcp_file(draw: st.DrawFn) -> tuple[bytes, list[str]]:
+    servers = draw(
+        st.dictionaries(
+            NAMES,
+            st.builds(
+                lambda base, extra: base | extra,
+                st.sampled_from(
+                    [
+                        {"command": "npx", "args": ["-y", "server"]},
+                        {"type": "sse", "url": "https://mcp.example.test/sse"},
+                        {"url": "https://mcp.example.test/mcp", "headers": {"Authorization": "Bearer ${T}"}},
+                    ]
+                ),
+                st.dictionaries(
+                    ENTRY_KEYS.filter(lambda k: k not in ("command", "url", "type")), ENTRY_VALUES, max_size=2
+                ),
+            ),
+            max_size=3,
+        )
+    )
+    return json.dumps({"mcpServers": servers, "other": 1}).encode(), list(servers)
 
 
 def lay_out(files: dict[Path, bytes]) -> None:
@@ -165,7 +228,7 @@ def names_in(profile: Profile) -> set[str]:
 
 
 @pytest.mark.parametrize("name", ADAPTERS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_import_of_any_native_files_is_total_and_loads(name: str, data: st.DataObject) -> None:
     adapter = resolve_builtins()[name]
@@ -185,7 +248,12 @@ def test_import_of_any_native_files_is_total_and_loads(name: str, data: st.DataO
         reasons = " ".join(d.reason for d in imported.dropped)
         dropped = {d.name for d in imported.dropped}
         items = names_in(imported.profile)
+        servers = {s.name for s in imported.profile.mcp}
         for path in files:
+            if path.suffix == ".json":
+                for server in json.loads(path.read_bytes())["mcpServers"]:
+                    assert server in servers or server[:80] in dropped, server
+                continue
             if not path.is_file() or path.name == "notes.txt":
                 continue
             stem = path.parent.name if path.name == "SKILL.md" else path.name.split(".")[0]
@@ -224,7 +292,7 @@ CLAUDE_TOOLS = st.sampled_from(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     allowed=st.lists(CLAUDE_TOOLS, max_size=4, unique=True),
     denied=st.lists(CLAUDE_TOOLS, max_size=3, unique=True),
