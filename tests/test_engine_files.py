@@ -440,3 +440,12 @@ def test_import_json_and_strict(home: Path, tmp_path: Path) -> None:
         "reason": data["dropped"][1]["reason"],
         "field": "color",
     } in data["dropped"]
+
+
+def test_a_denial_that_does_not_read_drops_the_agent(tmp_path: Path) -> None:
+    agents = tmp_path / ".claude/agents"
+    put(agents / "odd.md", "---\ndescription: d\ndisallowedTools: {Bash: true}\n---\nx\n")
+    imported = import_native(adapter("claude-code"), root=tmp_path)
+    assert imported.profile.agents == ()
+    assert [(d.name, d.field) for d in imported.dropped][-1] == ("odd", None)
+    assert "widen" in imported.dropped[-1].reason

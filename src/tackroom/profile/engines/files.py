@@ -420,7 +420,7 @@ class Dir(Engine):
                 return []
             head[key] = _tools_value(ctx, denied)
         if tools:
-            head["tools"] = _tools_value(ctx, tools)
+            head[ctx.capability.keys.get("tools", "tools")] = _tools_value(ctx, tools)
         head |= self._optional(ctx, "subagent", agent, self._AGENT_FIELDS)
         path = ctx.path / f"{agent.name}{self._ext(ctx)}"
         if self._toml_format(ctx):
@@ -441,14 +441,20 @@ class Dir(Engine):
             name = _item_name(ctx, "subagent", data, stem, path)
             if name is None:
                 continue
-            known = self._known(ctx, "name", "description", *(("tools",) if ctx.capability.tools else ()))
+            tools_key = ctx.capability.keys.get("tools", "tools")
+            known = self._known(ctx, "name", "description", *((tools_key,) if ctx.capability.tools else ()))
             self._unknown(ctx, "subagent", name, path, data, known | {"developer_instructions"})
             fields = self._read_optional(
                 ctx, "subagent", name, path, data, (*self._AGENT_FIELDS, "disallowed_tools")
             )
+            denial = ctx.capability.keys.get("disallowed_tools")
+            if denial in data and "disallowed_tools" not in fields:
+                # A denial tackroom cannot read: importing the agent without it would widen it.
+                ctx.drop("subagent", name, f"{path}: {denial}: not a list of tool names (it would widen)")
+                continue
             tools: tuple[str, ...] = ()
-            if "tools" in data and ctx.capability.tools is not None:
-                names = _tool_list(data["tools"])
+            if tools_key in data and ctx.capability.tools is not None:
+                names = _tool_list(data[tools_key])
                 if names is None:  # a tool list tackroom cannot read: never read it as "every tool"
                     ctx.drop("subagent", name, f"{path}: tools: not a list of tool names")
                     continue
