@@ -449,3 +449,15 @@ def test_a_denial_that_does_not_read_drops_the_agent(tmp_path: Path) -> None:
     assert imported.profile.agents == ()
     assert [(d.name, d.field) for d in imported.dropped][-1] == ("odd", None)
     assert "widen" in imported.dropped[-1].reason
+
+
+def test_yaml_shapes_the_harnesses_read_as_text(tmp_path: Path) -> None:
+    commands = tmp_path / ".claude/commands"
+    put(commands / "fix.md", "---\nargument-hint: [issue]\ndescription: 2024\n---\nFix $ARGUMENTS\n")
+    put(commands / "odd.md", "---\ndescription: {a: 1}\n---\nOdd\n")
+    imported = import_native(adapter("claude-code"), root=tmp_path)
+    assert imported.profile.commands == (
+        Command("fix", "2024", "Fix $ARGUMENTS\n", argument_hint="[issue]"),
+        Command("odd", "", "Odd\n"),
+    )
+    assert [(d.name, d.field) for d in imported.dropped] == [("odd", "description")]

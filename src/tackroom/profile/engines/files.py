@@ -332,6 +332,8 @@ class Dir(Engine):
             elif field == "reasoning":
                 ok = value in REASONING
             else:
+                if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                    value = f"[{', '.join(value)}]"  # `argument-hint: [message]` is a YAML list
                 ok = isinstance(value, str)
             if ok:
                 found[field] = value
@@ -393,7 +395,8 @@ class Dir(Engine):
                 for p in sorted(skill_dir.rglob("*"))
                 if p.is_file() and p != main
             )
-            skills.append(Skill(name, _str(data.get("description")), body, files, **fields))
+            description = _description(ctx, "skill", name, main, data)
+            skills.append(Skill(name, description, body, files, **fields))
         return skills
 
     # subagents
@@ -437,7 +440,10 @@ class Dir(Engine):
                 continue
             data, body = parsed
             if self._toml_format(ctx):
-                body = _str(data.get("developer_instructions"))
+                body = data.get("developer_instructions", "")
+                if not isinstance(body, str):
+                    ctx.drop("subagent", stem, f"{path}: developer_instructions: not text")
+                    continue
             name = _item_name(ctx, "subagent", data, stem, path)
             if name is None:
                 continue
@@ -464,7 +470,8 @@ class Dir(Engine):
                         "subagent", name, f"{path}: tools: an empty list (no tool at all) has no neutral form"
                     )
                     continue
-            agents.append(Agent(name, _str(data.get("description")), body, tools, **fields))
+            description = _description(ctx, "subagent", name, path, data)
+            agents.append(Agent(name, description, body, tools, **fields))
         return agents
 
     # commands
@@ -521,12 +528,24 @@ class Dir(Engine):
                 ctx.drop("command", name, f"{path}: {problem}")
                 continue
             fields = self._read_optional(ctx, "command", name, path, data, self._COMMAND_FIELDS)
-            commands.append(Command(name, _str(data.get("description")), neutral, **fields))
+            description = _description(ctx, "command", name, path, data)
+            commands.append(Command(name, description, neutral, **fields))
         return commands
 
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _description(ctx: Context, kind: str, name: str, path: Path, data: dict[str, Any]) -> str:
+    """The item's description ("" when unsaid); one that is not text is a field drop, never a str() of it."""
+    value = data.get("description")
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # `description: 2024` is text to the harness
+    ctx.drop(kind, name, f"{path}: description: not text", "description")
+    return ""
 
 
 def _model_ok(ref: str | None) -> bool:
