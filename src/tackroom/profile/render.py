@@ -224,10 +224,13 @@ def import_native(
     """Read a harness's native files (under ``root``) back into a neutral profile, accounting for all.
 
     The files are outside input: no link under ``root`` is followed (one is an
-    error naming it), a file that does not parse or has an unexpected shape is
-    a :class:`ProfileError` naming it, and every name read from them (a
-    frontmatter ``name``, a settings key, a file stem) must be a profile name,
-    since it becomes a path when the profile is written.
+    error naming it, and nothing is imported). Everything else is total: each
+    item found is imported, kept as passthrough, or dropped by name with the
+    reason; a file that does not parse or has an unexpected shape is dropped
+    with its file (and line) and the import goes on; a name read from the files
+    (a frontmatter ``name``, a settings key, a file stem) that cannot be a
+    profile name is dropped, since it becomes a path; and each imported item is
+    proven to load as a profile item (an inline secret, say, is dropped).
     """
     found: dict[str, dict[str, Any]] = {attr: {} for attr in KINDS.values()}
     drops: list[Drop] = []
