@@ -8,6 +8,8 @@ steering ``inclusion``, Copilot ``applyTo``, Kiro's ``autoApprove`` and Gemini's
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -142,15 +144,26 @@ def test_command_files_that_cannot_be_profile_items_are_dropped_by_name(tmp_path
     assert re.search(r"bad\.md:\d+: bad frontmatter", reasons["bad"])
 
 
-def test_also_locations_are_read(tmp_path: Path) -> None:
-    found = adapter("opencode")
-    commands = found.spec.capabilities.commands
-    assert commands is not None
-    ctx = context("opencode", "commands", tmp_path / "command", also=[])
-    put(tmp_path / "commands/deploy.md", "---\ndescription: d\n---\nGo\n")
-    assert engine("dir").parse(ctx) == []
-    ctx = context("opencode", "commands", tmp_path / "commands")
-    assert engine("dir").parse(ctx) == [Command("deploy", "d", "Go\n")]
+def with_data(name: str, kind: str, **changes: Any) -> Adapter:
+    """A built-in adapter with one capability's data changed (what another engineer's table may say)."""
+    found = adapter(name)
+    effective = copy.deepcopy(dict(found.effective))
+    effective["capabilities"][kind] |= changes
+    return dataclasses.replace(found, effective=effective)
+
+
+def test_also_locations_and_nested_namespaces_are_read(tmp_path: Path) -> None:
+    opencode = with_data("opencode", "commands", also=["{{workdir}}/.opencode/commands"], namespaces=True)
+    put(tmp_path / ".opencode/command/deploy.md", "---\ndescription: d\n---\nGo\n")
+    put(tmp_path / ".opencode/commands/git/commit.md", "Commit $ARGUMENTS\n")
+    put(tmp_path / ".opencode/commands/deploy.md", "Second\n")
+    imported = import_native(opencode, root=tmp_path, scope="project")
+    assert imported.profile.commands == (
+        Command("deploy", "d", "Go\n"),
+        Command("git:commit", "", "Commit $ARGUMENTS\n"),
+    )
+    [twice] = imported.dropped
+    assert twice.name == "deploy" and "kept the first" in twice.reason
 
 
 # -- subagents ------------------------------------------------------------------------------------------
