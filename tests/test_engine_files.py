@@ -474,3 +474,20 @@ def test_yaml_shapes_the_harnesses_read_as_text(tmp_path: Path) -> None:
         Command("odd", "", "Odd\n"),
     )
     assert [(d.name, d.field) for d in imported.dropped] == [("odd", "description")]
+
+
+def test_rule_dir_can_serve_always_on_rules_beside_scoped_ones(tmp_path: Path) -> None:
+    both = with_data(
+        "claude-code",
+        "rules",
+        path="${CLAUDE_CONFIG_DIR:-~/.claude}/rules",
+        project="{{workdir}}/.claude/rules",
+        render="rule-dir",
+        globs="paths",
+    )
+    profile = Profile(rules=(Rule("always", "A\n"), Rule("scoped", "S\n", globs=("src/**",))))
+    rendered = write(plan_render(profile, both, root=tmp_path))
+    assert sorted(p.name for p in (tmp_path / ".claude/rules").iterdir()) == ["always.md", "scoped.md"]
+    assert rendered.drops == ()
+    imported = import_native(both, root=tmp_path)
+    assert imported.profile.rules == profile.rules and imported.dropped == ()
