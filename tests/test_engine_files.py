@@ -299,13 +299,20 @@ def test_kiro_steering_inclusion_modes(tmp_path: Path) -> None:
     put(root / "always.md", "---\ninclusion: always\n---\nA\n")
     put(root / "ts.md", '---\ninclusion: fileMatch\nfileMatchPattern: "components/**/*.tsx"\n---\nT\n')
     put(root / "manual.md", "---\ninclusion: manual\n---\nM\n")
+    put(root / "many.md", '---\ninclusion: fileMatch\nfileMatchPattern: ["**/*.ts", "**/*.tsx"]\n---\nM\n')
+    put(root / "comma.md", '---\ninclusion: fileMatch\nfileMatchPattern: "a/**,b/**"\n---\nC\n')
     imported = import_native(adapter("kiro"), root=tmp_path)
     assert imported.profile.rules == (
         Rule("always", "A\n"),
+        Rule("comma", "C\n", globs=("a/**,b/**",)),  # one pattern, as kiro-cli reads it
+        Rule("many", "M\n", globs=("**/*.ts", "**/*.tsx")),
         Rule("product", "# Product\n"),
         Rule("ts", "T\n", globs=("components/**/*.tsx",)),
     )
     assert [(d.name, d.field) for d in imported.dropped] == [("manual", None)]
+    rendered = plan_render(Profile(rules=imported.profile.rules[2:3]), adapter("kiro"), root=tmp_path / "k")
+    [out] = rendered.outputs
+    assert out.text == "---\ninclusion: fileMatch\nfileMatchPattern:\n- '**/*.ts'\n- '**/*.tsx'\n---\nM\n"
 
 
 def test_copilot_instructions_apply_to(tmp_path: Path) -> None:

@@ -754,7 +754,10 @@ class RuleDir(Engine):
         if always:
             return Rule(name, body, description=description)
         raw = data.get(key) if key else None
-        globs = _tool_list(raw) if raw is not None else None
+        if isinstance(raw, str) and ctx.capability.globs_format == "list":
+            globs: list[str] | None = [raw.strip()] if raw.strip() else []  # one pattern, commas and all
+        else:
+            globs = _tool_list(raw) if raw is not None else None
         if globs is None:
             ctx.drop(
                 "rule",
