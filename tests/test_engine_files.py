@@ -498,3 +498,9 @@ def test_rule_dir_can_serve_always_on_rules_beside_scoped_ones(tmp_path: Path) -
     assert rendered.drops == ()
     imported = import_native(both, root=tmp_path)
     assert imported.profile.rules == profile.rules and imported.dropped == ()
+
+
+def test_globs_a_harness_reads_as_always_on_are_dropped_not_changed(tmp_path: Path) -> None:
+    ctx = context("copilot", "scoped_rules", tmp_path)
+    assert engine("rule-dir").render(ctx, [Rule("all", "x\n", globs=("**",))]) == []
+    assert dropped(ctx) == [("path-scoped rule", "all", None)]

@@ -668,6 +668,9 @@ class RuleDir(Engine):
                     continue
                 globs = list(rule.globs)
                 head[key] = ",".join(globs) if ctx.capability.globs_format == "csv" else globs
+                if self._always(ctx, head):  # Copilot's `applyTo: "**"`: it would read back always-on
+                    ctx.drop("path-scoped rule", rule.name, "this harness reads these globs as always-on")
+                    continue
             out.append(Output(ctx.path / f"{rule.name}{self._ext(ctx)}", frontmatter(head, rule.text)))
         return out
 
