@@ -119,9 +119,9 @@ def test_a_clean_repository_renders(repo: Path) -> None:
 # -- import -------------------------------------------------------------------------------------------
 
 
-def import_from(home: Path, into: Path, cwd: Path) -> object:
+def import_from(home: Path, into: Path, cwd: Path, *more: str) -> object:
     return run_cli(
-        "profile", "import", "claude-code", "--from", str(home), "--into", str(into), cwd=cwd, env=WIDE
+        "profile", "import", "claude-code", "--from", str(home), "--into", str(into), *more, cwd=cwd, env=WIDE
     )
 
 
@@ -160,14 +160,18 @@ HOSTILE_NAMES = {
 
 @pytest.mark.parametrize("case", list(HOSTILE_NAMES))
 def test_import_refuses_names_that_would_leave_the_profile(tmp_path: Path, case: str) -> None:
+    """Dropped by name with why (the rest imported); with --strict nothing is written at all."""
     rel, text = HOSTILE_NAMES[case]
     home = tmp_path / "a" / "b" / "home"
     write(home / rel, text)
     into = tmp_path / "a" / "b" / "into" / "profile"
     before = snapshot(tmp_path)
-    stderr = failed_cleanly(import_from(home, into, tmp_path))
+    stderr = failed_cleanly(import_from(home, into, tmp_path, "--strict"))
     assert "escaped" in stderr and "profile name" in stderr
     assert snapshot(tmp_path) == before
+    done = import_from(home, into, tmp_path)
+    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
+    assert "escaped" in done.stdout and "profile name" in done.stdout  # type: ignore[attr-defined]
     assert not list(tmp_path.rglob("escaped*"))
 
 

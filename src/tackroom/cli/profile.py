@@ -11,6 +11,7 @@ from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
+    from tackroom.profile.render import Imported
 
 app = typer.Typer(help="Render a neutral profile into a harness's native files, or import them back.")
 
@@ -90,30 +91,59 @@ def import_(
         Path(".tackroom/profile"), "--into", file_okay=False, help="Profile directory to write."
     ),
     scope: str = typer.Option("home", "--scope", help="'home' (default) or 'project'."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Fail, writing nothing, when anything found would be dropped."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
 ) -> None:
-    """Read a harness's native files back into a neutral profile (never overwriting a profile file)."""
+    """Read a harness's native files back into a neutral profile (never overwriting a profile file).
+
+    Every item found is imported, kept as native passthrough, or dropped by name with the
+    reason; one bad file never stops the import (only a link does: tackroom reads through none).
+    """
     from tackroom.cli.detect import chosen_adapter
-    from tackroom.profile.render import import_profile
-    from tackroom.profile.write import write_profile
+    from tackroom.errors import ProfileError
+    from tackroom.profile.render import import_native
+    from tackroom.profile.write import write_loadable
 
     if scope not in ("home", "project"):
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
     adapter = chosen_adapter(name, Path.cwd(), "`tackroom profile import NAME`")
-    found = import_profile(adapter, root=from_, scope="project" if scope == "project" else "home")
-    written = write_profile(found, into)
-    counts = {k: len(getattr(found, k)) for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")}
+    found = import_native(adapter, root=from_, scope="project" if scope == "project" else "home")
+    if strict and found.lost:
+        listed = "; ".join(str(d) for d in found.dropped[:20])
+        more = f"; and {len(found.dropped) - 20} more" if len(found.dropped) > 20 else ""
+        raise ProfileError(
+            f"not importing (--strict): {len(found.dropped)} item(s) or field(s) would be dropped, "
+            f"so nothing was written: {listed}{more}"
+        )
+    written = write_loadable(found.profile, into)
+    profile = found.profile
+    counts = {k: len(getattr(profile, k)) for k in ("rules", "skills", "agents", "commands", "mcp", "hooks")}
     if as_json:
         print_json(
-            {
-                "adapter": adapter.name,
-                "into": str(into),
-                "found": counts,
-                "written": [str(p) for p in written],
-            }
+            found.to_json() | {"into": str(into), "found": counts, "written": [str(p) for p in written]}
         )
         return
-    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"
-    console().print(
-        f"imported {summary} from {adapter.name}; wrote {len(written)} file(s) under {into}", markup=False
-    )
+    _import_summary(found, into, len(written))
+
+
+def _import_summary(found: Imported, into: Path, written: int) -> None:
+    """A table per kind (found, imported, passthrough, dropped), then each drop by name with why."""
+    from rich.table import Table
+
+    out = console()
+    table = Table(title=f"import from {found.adapter}", title_justify="left")
+    for column in ("kind", "found", "imported", "passthrough", "dropped", "fields dropped"):
+        table.add_column(column, justify="left" if column == "kind" else "right")
+    for kind, row in found.counts().items():
+        table.add_row(
+            escape(kind),
+            *(str(row[k]) for k in ("found", "imported", "passthrough", "dropped", "fields")),
+        )
+    if table.row_count:
+        out.print(table)
+    for drop in found.dropped:
+        # Names and reasons come from the user's files: never read as markup.
+        out.print(str(drop), markup=False, highlight=False)
+    out.print(f"wrote {written} file(s) under {into}", markup=False, highlight=False)

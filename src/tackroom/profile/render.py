@@ -173,7 +173,8 @@ class Imported:
     passthrough: tuple[Passthrough, ...] = ()
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Per kind: found, imported, passthrough, dropped."""
+        """Per kind: found, imported, passthrough, dropped (items), fields (dropped from imported items)."""
+        blank = {"found": 0, "imported": 0, "passthrough": 0, "dropped": 0, "fields": 0}
         table: dict[str, dict[str, int]] = {}
         for kind, attr in KINDS.items():
             if kind in ("scoped_rules", "settings"):
@@ -182,20 +183,32 @@ class Imported:
                 imported = len(item_names("permissions", self.profile.permissions))
             else:
                 imported = len(getattr(self.profile, attr))
-            table[_SINGULAR[kind]] = {"found": imported, "imported": imported, "passthrough": 0, "dropped": 0}
+            table[_SINGULAR[kind]] = blank | {"found": imported, "imported": imported}
         for what, counted in (("passthrough", self.passthrough), ("dropped", self.dropped)):
             for entry in counted:
-                row = table.setdefault(
-                    entry.kind, {"found": 0, "imported": 0, "passthrough": 0, "dropped": 0}
-                )
+                row = table.setdefault(entry.kind, dict(blank))
+                if getattr(entry, "field", None) is not None:
+                    row["fields"] += 1
+                    continue
                 row[what] += 1
                 row["found"] += 1
-        return {k: v for k, v in table.items() if v["found"]}
+        return {k: v for k, v in table.items() if v["found"] or v["fields"]}
 
     @property
     def lost(self) -> bool:
-        """Whether anything found was left out (``--strict`` fails on it)."""
+        """Whether anything found was left out, an item or a field of one (``--strict`` fails on it)."""
         return bool(self.dropped)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "adapter": self.adapter,
+            "counts": self.counts(),
+            "dropped": [
+                {"kind": d.kind, "name": d.name, "reason": d.reason} | ({"field": d.field} if d.field else {})
+                for d in self.dropped
+            ],
+            "passthrough": [{"kind": p.kind, "name": p.name} for p in self.passthrough],
+        }
 
 
 def import_profile(
@@ -211,10 +224,13 @@ def import_native(
     """Read a harness's native files (under ``root``) back into a neutral profile, accounting for all.
 
     The files are outside input: no link under ``root`` is followed (one is an
-    error naming it), a file that does not parse or has an unexpected shape is
-    a :class:`ProfileError` naming it, and every name read from them (a
-    frontmatter ``name``, a settings key, a file stem) must be a profile name,
-    since it becomes a path when the profile is written.
+    error naming it, and nothing is imported). Everything else is total: each
+    item found is imported, kept as passthrough, or dropped by name with the
+    reason; a file that does not parse or has an unexpected shape is dropped
+    with its file (and line) and the import goes on; a name read from the files
+    (a frontmatter ``name``, a settings key, a file stem) that cannot be a
+    profile name is dropped, since it becomes a path; and each imported item is
+    proven to load as a profile item (an inline secret, say, is dropped).
     """
     found: dict[str, dict[str, Any]] = {attr: {} for attr in KINDS.values()}
     drops: list[Drop] = []
@@ -286,19 +302,22 @@ def _no_links(root: Path, path: Path, capability: Any) -> Any:
 
 
 def _parse(ctx: Context, renderer: Engine) -> list[Any]:
-    """What the engine reads back, as typed errors, with every name fit to become a path."""
-    import yaml
+    """What the engine reads back, each item fit to become a profile file that loads.
 
-    from tackroom.profile.write import profile_files
+    Import is total: a file the engine cannot read is dropped by name with the
+    reason (and the import goes on); so is an item whose name cannot be a
+    profile name, or one the profile loader would refuse (an inline secret, a
+    bad tool reference). Only a link or a special file stops the import.
+    """
+    import yaml
 
     singular = _SINGULAR[ctx.kind]
     try:
         items = renderer.parse(ctx)
-        if ctx.kind not in ("permissions", "env", "settings"):
-            profile_files(Profile(**{KINDS[ctx.kind]: tuple(items)}))  # type: ignore[arg-type]
-    except TackroomError:
+    except UnsafePathError:
         raise
     except (
+        TackroomError,
         ValueError,
         TypeError,
         AttributeError,
@@ -308,18 +327,57 @@ def _parse(ctx: Context, renderer: Engine) -> list[Any]:
         OSError,
         yaml.YAMLError,
     ) as exc:
-        raise ProfileError(
-            f"cannot import {ctx.kind} from {ctx.path}: it is not in the shape tackroom reads "
-            f"({type(exc).__name__}: {str(exc)[:200]}); fix or move it aside"
-        ) from exc
-    for item in items if ctx.kind not in ("permissions", "env", "settings") else ():
-        if not isinstance(item.name, str) or not check_item_name(ctx.kind, item.name):
-            raise ProfileError(
-                f"cannot import from {ctx.path}: {singular} name {str(item.name)[:80]!r} cannot be a profile "
-                "name (lowercase letters, digits, '.', '_' and '-'; at most 128 characters), since it "
-                "becomes a file name; rename it there and import again"
-            )
-    return items
+        why = str(exc) if isinstance(exc, TackroomError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+        ctx.drop(singular, ctx.path.name, f"{ctx.path}: not in the shape tackroom reads ({why[:400]})")
+        return []
+    if ctx.kind == "settings":
+        return items
+    named = []
+    for item in items:
+        if ctx.kind in ("permissions", "env") or (
+            isinstance(item.name, str) and check_item_name(ctx.kind, item.name)
+        ):
+            named.append(item)
+            continue
+        ctx.drop(
+            singular,
+            str(item.name)[:80],
+            f"{ctx.path}: {str(item.name)[:80]!r} cannot be a profile name (lowercase letters, digits, "
+            "'.', '_' and '-'; at most 128 characters), since it becomes a file name; rename it there",
+        )
+    return [item for item in named if _loads(ctx, item)]
+
+
+def _loads(ctx: Context, item: Any) -> bool:
+    """Whether one imported item, written as a profile, loads back; else it is dropped with why."""
+    import tempfile
+
+    from tackroom.errors import ConfigError
+    from tackroom.profile.load import load_profile
+    from tackroom.profile.write import profile_files
+
+    attr = KINDS[ctx.kind]
+    value: Any = item if ctx.kind == "permissions" else (item,)
+    try:
+        files = profile_files(Profile(**{attr: value}))
+    except (ValueError, TypeError, AttributeError) as exc:
+        problems = [f"cannot be written as a profile ({type(exc).__name__})"]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            transaction = Transaction(Path(tmp))
+            for rel, data in files.items():
+                transaction.put(rel, data)
+            try:
+                transaction.commit()
+                load_profile([Path(tmp)])
+                return True
+            except (ConfigError, UnsafePathError, OSError) as exc:
+                found = getattr(exc, "problems", ())
+                problems = [f"{p.key}: {p.message}" if p.key else p.message for p in found] or [str(exc)]
+    names = item_names(ctx.kind, item)
+    for name in names:
+        ctx.drop(_SINGULAR[ctx.kind], name, f"{ctx.path}: not a profile item: {'; '.join(problems)[:400]}")
+    return False
 
 
 def referenced_variables(profile: Profile) -> list[str]:

@@ -100,6 +100,36 @@ def write_profile(profile: Profile, into: Path) -> list[Path]:
         ) from exc
 
 
+def write_loadable(profile: Profile, into: Path) -> list[Path]:
+    """:func:`write_profile`, once the same files are proven to load (in a scratch directory).
+
+    An imported profile the loader would refuse is never written: that would be a
+    tackroom bug, reported as a :class:`ProfileError` naming what does not load.
+    """
+    import tempfile
+
+    from tackroom.errors import ConfigError
+    from tackroom.profile.load import load_profile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / "profile"
+        scratch.mkdir()
+        write_profile(profile, scratch)
+        try:
+            load_profile([scratch])
+        except ConfigError as exc:
+            problems = "; ".join(
+                f"{Path(p.file).relative_to(scratch) if p.file.startswith(str(scratch)) else p.file}"
+                f"{':' + str(p.line) if p.line else ''}: {p.key + ': ' if p.key else ''}{p.message}"
+                for p in exc.problems
+            )
+            raise ProfileError(
+                f"not importing into {into}: the imported profile would not load ({problems[:1000]}); "
+                "nothing was written (this is a tackroom bug: please report it)"
+            ) from exc
+    return write_profile(profile, into)
+
+
 def _check_paths(profile: Profile) -> None:
     """Names and skill file paths become paths under the profile: each must stay in its place."""
     from tackroom.profile.load import check_item_name

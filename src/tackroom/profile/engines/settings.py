@@ -24,24 +24,195 @@ HOOK_MARK = "# tackroom:hook "
 TOOL_MOMENTS = ("before-tool", "after-tool")
 
 
-def mcp_entry(server: McpServer) -> dict[str, Any]:
-    """The common JSON shape of one server (Claude's ``.mcp.json``, Gemini, Qwen, Copilot)."""
-    if server.url is not None:
-        entry: dict[str, Any] = {"type": "http", "url": server.url}
-        return entry | ({"headers": dict(server.headers)} if server.headers else {})
-    entry = {"type": "stdio", "command": server.command, "args": list(server.args)}
-    return entry | ({"env": dict(server.env)} if server.env else {})
+TRANSPORTS = ("stdio", "sse", "http")
+_OPTIONAL = ("cwd", "timeout", "tool_timeout", "disabled", "auto_approve")
 
 
-def mcp_from_entry(name: str, entry: dict[str, Any]) -> McpServer:
-    if "url" in entry:
-        return McpServer(name, url=entry["url"], headers=tuple(sorted(entry.get("headers", {}).items())))
-    return McpServer(
-        name,
-        command=entry.get("command"),
-        args=tuple(entry.get("args", ())),
-        env=tuple(sorted(entry.get("env", {}).items())),
-    )
+def _seconds(keys: dict[str, str], field: str) -> tuple[str | None, float]:
+    """(this harness's key for a duration field, its units per second): ``timeout:ms`` is milliseconds."""
+    spelled = keys.get(field)
+    if spelled is None:
+        return None, 1.0
+    key, _, unit = spelled.partition(":")
+    return key, 1000.0 if unit == "ms" else 1.0
+
+
+def mcp_entry(server: McpServer, ctx: Context | None = None) -> dict[str, Any]:
+    """The common JSON shape of one server (Claude's ``.mcp.json``, Gemini, Qwen, Copilot, Kiro, Cursor).
+
+    With ``ctx``, the capability's ``keys`` spell it: ``type`` (the transport's key; ``""`` writes
+    none), ``type.<transport>`` (its value), ``url.<transport>`` (the URL's key: Gemini's ``url``
+    is SSE, ``httpUrl`` streamable HTTP), ``env``, ``headers``, and ``cwd``, ``timeout`` /
+    ``tool_timeout`` (``:ms`` for milliseconds), ``disabled`` (or ``enabled``, inverted),
+    ``auto_approve`` (a list) or ``auto_approve.all`` (a flag meaning every tool). A field the
+    harness has no key for is dropped by name (the server is still written).
+    """
+    keys: dict[str, str] = dict(ctx.capability.keys) if ctx is not None else {}
+
+    def lost(field: str, why: str = "") -> None:
+        if ctx is not None:
+            ctx.drop("MCP server", server.name, why or f"no {field.replace('_', '-')} here", field)
+
+    kind = server.kind
+    entry: dict[str, Any] = {}
+    type_key = keys.get("type", "type")
+    if type_key:
+        entry[type_key] = keys.get(f"type.{kind}", kind)
+    if kind == "stdio":
+        entry |= {"command": server.command, "args": list(server.args)}
+        if server.env:
+            entry[keys.get("env", "env")] = dict(server.env)
+        if server.headers:
+            lost("headers", "a command server has no headers")
+    else:
+        entry[keys.get(f"url.{kind}", "url")] = server.url
+        if server.headers:
+            entry[keys.get("headers", "headers")] = dict(server.headers)
+        if server.env:
+            lost("env", "a remote server has no environment")
+    if server.cwd is not None:
+        if "cwd" in keys and kind == "stdio":
+            entry[keys["cwd"]] = server.cwd
+        else:
+            lost("cwd")
+    for field in ("timeout", "tool_timeout"):
+        value = getattr(server, field)
+        key, unit = _seconds(keys, field)
+        if value is None:
+            continue
+        if key is None:
+            lost(field)
+        else:
+            scaled = value * unit
+            entry[key] = int(scaled) if scaled == int(scaled) else scaled
+    if server.disabled:
+        if "disabled" in keys:
+            entry[keys["disabled"]] = True
+        elif "enabled" in keys:
+            entry[keys["enabled"]] = False
+        else:
+            lost("disabled")
+    if server.auto_approve:
+        if "auto_approve" in keys:
+            entry[keys["auto_approve"]] = list(server.auto_approve)
+        elif "auto_approve.all" in keys and server.auto_approve == ("*",):
+            entry[keys["auto_approve.all"]] = True
+        else:
+            lost("auto_approve", "cannot approve these tools here")
+    return entry
+
+
+class BadEntry(ValueError):
+    """An MCP server entry tackroom cannot read; the message says why."""
+
+
+def mcp_from_entry(name: str, entry: Any, ctx: Context | None = None) -> McpServer:
+    """The neutral server one native entry describes (the inverse of :func:`mcp_entry`).
+
+    A shape tackroom cannot read is :class:`BadEntry`; with ``ctx``, a key it
+    has no word for is a field drop by name.
+    """
+    keys: dict[str, str] = dict(ctx.capability.keys) if ctx is not None else {}
+    if not isinstance(entry, dict):
+        raise BadEntry("not an object")
+    known: set[str] = {"command", "args"}
+    type_key = keys.get("type", "type")
+    spelled = {keys.get(f"type.{t}", t): t for t in TRANSPORTS}
+    transport: str | None = None
+    if type_key:
+        known.add(type_key)
+        if type_key in entry:
+            transport = spelled.get(entry[type_key]) if isinstance(entry[type_key], str) else None
+            if transport is None:
+                raise BadEntry(f"{type_key}: {str(entry[type_key])[:40]!r} is no transport tackroom knows")
+    url_keys = {t: keys.get(f"url.{t}", "url") for t in ("sse", "http")}
+    known |= set(url_keys.values())
+    url_key = next((k for k in url_keys.values() if k in entry), None)
+    if transport is None and url_key is not None:
+        found = [t for t, k in url_keys.items() if k == url_key]
+        transport = "http" if "http" in found else found[0]
+    if transport is None and "command" in entry:
+        transport = "stdio"
+    if transport is None:
+        raise BadEntry("neither a command nor a URL")
+    env_key, headers_key = keys.get("env", "env"), keys.get("headers", "headers")
+    known |= {env_key, headers_key}
+    fields: dict[str, Any] = {}
+    if transport == "stdio":
+        fields["command"] = _string(entry.get("command"), "command")
+        fields["args"] = tuple(_strings(entry.get("args", []), "args"))
+        fields["env"] = tuple(sorted(_mapping(entry.get(env_key, {}), env_key).items()))
+    else:
+        if url_key is None:
+            raise BadEntry(f"a {transport} server without a URL")
+        fields["url"] = _string(entry[url_key], url_key)
+        fields["headers"] = tuple(sorted(_mapping(entry.get(headers_key, {}), headers_key).items()))
+        fields["transport"] = "sse" if transport == "sse" else None
+    for field in ("timeout", "tool_timeout"):
+        key, unit = _seconds(keys, field)
+        if key is not None and key in entry:
+            known.add(key)
+            value = entry[key]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                _lost(ctx, name, field, f"{key}: not a number of {'milliseconds' if unit > 1 else 'seconds'}")
+            else:
+                fields[field] = float(value) / unit
+    for field, key in (
+        ("cwd", keys.get("cwd")),
+        ("disabled", keys.get("disabled")),
+        ("enabled", keys.get("enabled")),
+    ):
+        if key is None or key not in entry:
+            continue
+        known.add(key)
+        value = entry[key]
+        if field == "cwd":
+            if isinstance(value, str):
+                fields["cwd"] = value
+            else:
+                _lost(ctx, name, "cwd", f"{key}: not a string")
+        elif isinstance(value, bool):
+            fields["disabled"] = value if field == "disabled" else not value
+        else:
+            _lost(ctx, name, "disabled", f"{key}: not true or false")
+    for key, every in ((keys.get("auto_approve"), False), (keys.get("auto_approve.all"), True)):
+        if key is None or key not in entry:
+            continue
+        known.add(key)
+        value = entry[key]
+        if every and isinstance(value, bool):
+            fields["auto_approve"] = ("*",) if value else ()
+        elif not every and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            fields["auto_approve"] = tuple(value)
+        else:
+            _lost(ctx, name, "auto_approve", f"{key}: not what tackroom reads")
+    for key in entry:
+        if key not in known:
+            _lost(ctx, name, str(key), f"tackroom has no word for {str(key)[:60]!r}")
+    return McpServer(name, **fields)
+
+
+def _lost(ctx: Context | None, name: str, field: str, why: str) -> None:
+    if ctx is not None:
+        ctx.drop("MCP server", name, why, field)
+
+
+def _string(value: Any, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadEntry(f"{key}: not a string")
+    return value
+
+
+def _strings(value: Any, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadEntry(f"{key}: not a list of strings")
+    return value
+
+
+def _mapping(value: Any, key: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadEntry(f"{key}: not an object of strings")
+    return {str(k): v for k, v in value.items()}
 
 
 def server_table(
@@ -86,11 +257,20 @@ class McpJson(Engine):
         return [Output(ctx.path, data={self.key: servers}, format="json", merge=True)] if servers else []
 
     def entry(self, ctx: Context, server: McpServer) -> dict[str, Any]:
-        return mcp_entry(server)
+        return mcp_entry(server, ctx)
 
     def parse(self, ctx: Context) -> list[McpServer]:
         servers = read_json(ctx.path).get(self.key, {})
-        return [mcp_from_entry(name, entry) for name, entry in sorted(servers.items())]
+        if not isinstance(servers, dict):
+            ctx.drop("MCP server", self.key, f"{ctx.path}: {self.key} is not an object of servers")
+            return []
+        found = []
+        for name, entry in sorted(servers.items()):
+            try:
+                found.append(mcp_from_entry(str(name), entry, ctx))
+            except BadEntry as exc:
+                ctx.drop("MCP server", str(name)[:80], f"{ctx.path}: {self.key}.{str(name)[:80]}: {exc}")
+        return found
 
 
 HookEntry = Callable[[Context, Hook], tuple[str, dict[str, Any]] | None]
