@@ -328,3 +328,57 @@ def test_the_more_moments_claude_has_render_to_its_events(
     [event] = hooks
     assert event == adapter.spec.capabilities.hooks.events[moment]  # type: ignore[union-attr,index]
     assert import_native(adapter, root=tmp_path).profile.hooks == profile.hooks
+
+
+def test_qwen_permissions_use_its_names_and_its_command_globs(tmp_path: Path) -> None:
+    qwen = resolve_builtins()["qwen"]
+    profile = Profile(
+        permissions=Permissions(
+            allow=("read_file", 'shell("git status:*")'),
+            deny=('shell("rm -rf /tmp/x")', 'read_file("src/**")', 'mcp("gh/x")'),
+        )
+    )
+    rendered = write(plan_render(profile, qwen, root=tmp_path))
+    assert sorted(d.name for d in rendered.drops) == ['deny mcp("gh/x")', 'deny read_file("src/**")']
+    assert all("not enforced here" in d.reason for d in rendered.drops)
+    data = jsonc.loads((tmp_path / ".qwen/settings.json").read_text())
+    assert data["permissions"] == {
+        "allow": ["read_file", "run_shell_command(git status *)"],
+        "deny": ["run_shell_command(rm -rf /tmp/x)"],
+    }
+    back = import_native(qwen, root=tmp_path).profile.permissions
+    assert back == Permissions(allow=("read_file", 'shell("git status:*")'), deny=('shell("rm -rf /tmp/x")',))
+
+
+def test_qwen_rules_a_user_wrote_import_without_narrowing_a_category(tmp_path: Path) -> None:
+    qwen = resolve_builtins()["qwen"]
+    (tmp_path / ".qwen").mkdir()
+    rules = {
+        "deny": ["Bash(curl *)", "Read", "Edit(src/**)", "ShellTool"],
+        "allow": ["web_fetch", "Bash(a * b)"],
+    }
+    (tmp_path / ".qwen/settings.json").write_text(json.dumps({"permissions": rules}))
+    assert import_native(qwen, root=tmp_path).profile.permissions == Permissions(
+        allow=("web_fetch", 'shell("a * b")'),
+        deny=('shell("curl:*")', "qwen:Read", "qwen:Edit(src/**)", "shell"),
+    )
+
+
+def test_codex_hooks_json_imports_the_hooks_a_user_wrote(tmp_path: Path) -> None:
+    codex = resolve_builtins()["codex"]
+    (tmp_path / ".codex").mkdir()
+    hooks = {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}
+        ],
+        "PreCompact": [{"hooks": [{"type": "command", "command": "echo c"}]}],
+    }
+    (tmp_path / ".codex/hooks.json").write_text(json.dumps({"hooks": hooks}))
+    result = import_native(codex, root=tmp_path)
+    # codex's hooks see the shell tool as Bash (its tool_names), so the matcher is neutral shell.
+    assert result.profile.hooks == (
+        Hook(
+            "pre-tool-use-1", "before-tool", "command", command="./guard.sh", matcher=("shell",), timeout=5.0
+        ),
+    )
+    assert [(d.name, "no neutral moment" in d.reason) for d in result.dropped] == [("pre-compact-1", True)]

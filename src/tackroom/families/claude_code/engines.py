@@ -247,16 +247,24 @@ class ClaudePermissions(Engine):
         for permissions in items:
             for verdict in VERDICTS:
                 for ref in getattr(permissions, verdict):
-                    rule = claude_rule(ctx, ref)
+                    rule = self.rule(ctx, ref)
                     if rule is None:
-                        why = f"no spelling of {ref} in Claude Code permission rules"
+                        why = f"no spelling of {ref} in this harness's permission rules"
                         if verdict == "deny":
-                            why += " (it names no tool this harness has, so nothing here is widened)"
+                            why += "; this deny is not enforced here"
                         ctx.drop("permission rule", f"{verdict} {ref}", why)
                     elif rule not in table.setdefault(verdict, []):
                         table[verdict].append(rule)
         table = {k: v for k, v in table.items() if v}
         return [Output(ctx.path, data={"permissions": table}, format="json", merge=True)] if table else []
+
+    def rule(self, ctx: Context, ref: str) -> str | None:
+        """The native rule for a tool reference (None: it has none)."""
+        return claude_rule(ctx, ref)
+
+    def ref(self, ctx: Context, rule: str) -> str:
+        """The tool reference for a native rule."""
+        return rule_ref(ctx, rule)
 
     def parse(self, ctx: Context) -> list[Permissions]:
         data = read_json(ctx.path).get("permissions")
@@ -272,7 +280,7 @@ class ClaudePermissions(Engine):
                 if not isinstance(rule, str) or not rule.strip():
                     ctx.drop("permission rule", f"{verdict} {rule!r}", f"{ctx.path}: a rule is a string")
                     continue
-                ref = rule_ref(ctx, rule)
+                ref = self.ref(ctx, rule)
                 if ref not in found.setdefault(verdict, []):
                     found[verdict].append(ref)
         rest = {k: v for k, v in data.items() if k not in VERDICTS}
