@@ -97,10 +97,22 @@ def test_without_the_deny_the_same_call_runs(harness: Adapter, run_harness: RunF
     assert marker.exists()
 
 
-@claude
+env_harnesses = pytest.mark.parametrize(
+    "harness", ["claude-code", "qwen", "qwen@0.15.10", "codex"], indirect=True
+)
+
+
+def env_hook(harness: Adapter, seen: Path) -> Hook:
+    """A hook at the first moment this harness fires headless, writing what it sees of the variable."""
+    events = harness.spec.capabilities.hooks.events  # type: ignore[union-attr]
+    moment = "session-start" if "session-start" in events else "prompt-submit"
+    return Hook("probe-env", moment, "command", command=f'printf %s "$TACKROOM_PROBE_ENV" > {seen}')
+
+
+@env_harnesses
 def test_session_env_reaches_a_hook(harness: Adapter, run_harness: RunFn, tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
-    hook = Hook("probe-env", "session-start", "command", command=f'printf %s "$TACKROOM_PROBE_ENV" > {seen}')
+    hook = env_hook(harness, seen)
     profile = Profile(hooks=(hook,), env=(("TACKROOM_PROBE_ENV", "xyz"),))
     result = run_harness("hello", mock_text="HI", profile=profile)
     assert result.ok, result.error
@@ -108,10 +120,10 @@ def test_session_env_reaches_a_hook(harness: Adapter, run_harness: RunFn, tmp_pa
     assert seen.read_text() == "xyz"
 
 
-@claude
+@env_harnesses
 def test_without_the_env_the_hook_sees_nothing(harness: Adapter, run_harness: RunFn, tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
-    hook = Hook("probe-env", "session-start", "command", command=f'printf %s "$TACKROOM_PROBE_ENV" > {seen}')
+    hook = env_hook(harness, seen)
     result = run_harness("hello", mock_text="HI", profile=Profile(hooks=(hook,)))
     assert result.ok, result.error
     assert seen.read_text() == ""
