@@ -2,7 +2,8 @@
 
 Each test renders a profile the way every run does (into the run's isolated
 home) and watches what the harness does with it: which tool calls it runs,
-what it sends the model, what its hooks see.
+what it sends the model, what its hooks see. Claude Code runs at 2.1.332 and
+2.1.197, Qwen Code at 0.24.4 and 0.15.10 (every version their adapters claim).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from realkit import RunFn
 
 from tackroom.adapters.resolve import Adapter
 from tackroom.mock import Script, Turn
-from tackroom.profile.model import Hook, Permissions, Profile
+from tackroom.profile.model import Agent, Hook, Permissions, Profile
 from tackroom.trace.events import ToolResult
 
 pytestmark = pytest.mark.real
-claude = pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
-permissions = pytest.mark.parametrize("harness", ["claude-code", "qwen", "qwen@0.15.10"], indirect=True)
+CLAUDE = ["claude-code", "claude-code@2.1.197"]
+QWEN = ["qwen", "qwen@0.15.10"]
+claude = pytest.mark.parametrize("harness", CLAUDE, indirect=True)
+permissions = pytest.mark.parametrize("harness", CLAUDE + QWEN, indirect=True)
 
 
 def requests(log: Path) -> list[dict[str, Any]]:
@@ -97,9 +100,8 @@ def test_without_the_deny_the_same_call_runs(harness: Adapter, run_harness: RunF
     assert marker.exists()
 
 
-env_harnesses = pytest.mark.parametrize(
-    "harness", ["claude-code", "qwen", "qwen@0.15.10", "codex"], indirect=True
-)
+# Not codex: [shell_environment_policy.set] never reached its hooks (0.171.0), so it has no env capability.
+env_harnesses = pytest.mark.parametrize("harness", CLAUDE + QWEN, indirect=True)
 
 
 def env_hook(harness: Adapter, seen: Path) -> Hook:
@@ -154,3 +156,29 @@ def test_a_path_scoped_rule_reaches_the_model_only_after_a_matching_read(
     [first, second] = texts(log)
     assert RULE not in first
     assert (RULE in second) is reaches
+
+
+@claude
+def test_more_moments_fire_where_claude_has_them(
+    harness: Adapter, run_harness: RunFn, workdir: Path, tmp_path: Path
+) -> None:
+    fired = tmp_path / "fired.txt"
+    moments = ("after-tool-failure", "subagent-start", "subagent-stop")
+    hooks = tuple(Hook(f"m-{m}", m, "command", command=f"echo {m} >> {fired}") for m in moments)
+    agent = Agent("helper", "Helps with small tasks", "You help.\n")
+    script = Script(
+        [
+            Turn.call("read_file", {"file_path": str(workdir / "missing.txt")}),
+            Turn.call(
+                "subagent", {"description": "help", "prompt": "say hi to the user", "subagent_type": "helper"}
+            ),
+            Turn.reply("SUBAGENT-DONE"),
+            Turn.reply("DONE"),
+        ]
+    )
+    profile = Profile(agents=(agent,), hooks=hooks)
+    result = run_harness("go", mock=script, profile=profile, options={"auto_accept": True})
+    assert result.ok, result.error
+    assert not result.dropped, result.dropped
+    seen = fired.read_text().split() if fired.exists() else []
+    assert sorted(set(seen)) == sorted(moments), seen
