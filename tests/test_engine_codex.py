@@ -12,8 +12,8 @@ import tomli_w
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context
-from tackroom.profile.model import McpServer, Profile
-from tackroom.profile.render import import_profile, plan_render, write
+from tackroom.profile.model import McpServer, Native, Profile
+from tackroom.profile.render import import_native, import_profile, plan_render, write
 
 CONFIG = Path(".codex/config.toml")
 
@@ -121,7 +121,11 @@ def test_render_merges_into_the_users_config_and_keeps_their_keys(adapter: Adapt
     assert data["model"] == "o3" and data["profiles"] == users["profiles"]
     assert data["mcp_servers"]["mine"] == {"command": "mine", "startup_timeout_sec": 30}
     assert data["mcp_servers"]["tr"]["env_vars"] == ["TOKEN"]
-    assert import_profile(adapter, root=tmp_path).mcp == (McpServer("mine", command="mine"), ours)
+    imported = import_native(adapter, root=tmp_path)
+    assert imported.profile.mcp == (McpServer("mine", command="mine", timeout=30.0), ours)
+    # Every other key is kept as native passthrough, and renders back into the same file.
+    [native] = imported.profile.native
+    assert dict(native.settings) == {"model": "o3", "profiles": {"fast": {"model": "gpt-5.5"}}}
 
 
 def test_parse_reads_a_config_tackroom_did_not_write(adapter: Adapter, tmp_path: Path) -> None:
@@ -148,19 +152,87 @@ startup_timeout_sec = 5
 """,
         encoding="utf-8",
     )
-    assert engine("codex-toml").parse(context(adapter, path)) == [
-        McpServer(
-            "local",
-            command="node",
-            args=("s.js",),
-            env=(("GH_TOKEN", "${GH_TOKEN}"), ("LEVEL", "debug"), ("REMOTE_ONLY", "${REMOTE_ONLY}")),
-        ),
+    ctx = context(adapter, path)
+    assert engine("codex-toml").parse(ctx) == [
         McpServer(
             "remote",
             url="https://x.test/mcp",
             headers=(("Authorization", "Bearer ${TOKEN}"), ("X-Key", "${KEY}"), ("X-Plain", "v")),
         ),
     ]
+    # A server that is neither a command nor a url, and one whose tools are narrowed, by name.
+    assert {d.name: d.reason for d in ctx.drops}.keys() == {"broken", "local"}
+    assert "enabled_tools has no neutral form" in {d.name: d.reason for d in ctx.drops}["local"]
+
+
+def test_parse_keeps_the_optional_server_fields(adapter: Adapter, tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        """
+[mcp_servers.local]
+command = "node"
+args = ["s.js"]
+env = { LEVEL = "debug" }
+env_vars = ["GH_TOKEN", { name = "REMOTE_ONLY", source = "remote" }]
+startup_timeout_sec = 20
+tool_timeout_sec = 90.5
+enabled = false
+cwd = "/srv/tools"
+default_tools_approval_mode = "approve"
+startup_readiness = "lazy"
+""",
+        encoding="utf-8",
+    )
+    ctx = context(adapter, path)
+    assert engine("codex-toml").parse(ctx) == [
+        McpServer(
+            "local",
+            command="node",
+            args=("s.js",),
+            env=(("GH_TOKEN", "${GH_TOKEN}"), ("LEVEL", "debug"), ("REMOTE_ONLY", "${REMOTE_ONLY}")),
+            timeout=20.0,
+            tool_timeout=90.5,
+            disabled=True,
+            cwd="/srv/tools",
+        ),
+    ]
+    # The approval mode tackroom writes on every server is no loss; an unknown key is reported.
+    assert [(d.name, d.field) for d in ctx.drops] == [("local", "startup_readiness")]
+
+
+def test_optional_fields_render_in_codex_spelling_and_read_back(adapter: Adapter, tmp_path: Path) -> None:
+    server = McpServer("s", command="x", timeout=15.0, tool_timeout=60.0, disabled=True, cwd="/w")
+    rendered = write(plan_render(Profile(mcp=(server,)), adapter, root=tmp_path))
+    assert rendered.drops == ()
+    data = tomllib.loads((tmp_path / CONFIG).read_text(encoding="utf-8"))["mcp_servers"]["s"]
+    assert (data["startup_timeout_sec"], data["tool_timeout_sec"], data["enabled"], data["cwd"]) == (
+        15.0,
+        60.0,
+        False,
+        "/w",
+    )
+    assert import_profile(adapter, root=tmp_path).mcp == (server,)
+
+
+def test_what_codex_cannot_say_of_a_server_is_dropped_by_name(adapter: Adapter, tmp_path: Path) -> None:
+    servers = (
+        McpServer("sse", url="http://127.0.0.1:9/sse", transport="sse"),
+        McpServer("picky", command="x", auto_approve=("read",)),
+    )
+    rendered = plan_render(Profile(mcp=servers), adapter, root=tmp_path)
+    assert sorted((d.name, d.field) for d in rendered.drops) == [("picky", "auto_approve"), ("sse", None)]
+
+
+def test_native_settings_render_back_into_config_toml(adapter: Adapter, tmp_path: Path) -> None:
+    native = Native("codex", (("approval_policy", "on-request"), ("agents", {"max_threads": 4})))
+    profile = Profile(native=(native,))
+    write(plan_render(profile, adapter, root=tmp_path))
+    write(plan_render(profile, adapter, root=tmp_path))  # tackroom's own keys are replaced, not refused
+    data = tomllib.loads((tmp_path / CONFIG).read_text(encoding="utf-8"))
+    assert data == {"approval_policy": "on-request", "agents": {"max_threads": 4}}
+    assert import_native(adapter, root=tmp_path).profile.native == (
+        Native("codex", (("agents", {"max_threads": 4}), ("approval_policy", "on-request"))),
+    )
 
 
 def test_parse_without_a_config_finds_nothing(adapter: Adapter, tmp_path: Path) -> None:

@@ -91,6 +91,7 @@ class Qwen(Family):
     """Qwen Code, verified on 0.15.10 and 0.24.4 against the mock over the OpenAI Chat Completions wire."""
 
     name = "qwen"
+    engines_module = "tackroom.families.qwen.engines"
     stream = "qwen stream-json"
     terminal = 'its "result" line'
     verified = True
