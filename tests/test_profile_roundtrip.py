@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.profile.engines import engines
+from tackroom.profile.engines.base import Drop
 from tackroom.profile.load import load_profile
 from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rule, Skill
 from tackroom.profile.render import import_profile, plan_render, write
@@ -96,9 +98,22 @@ RENDERABLE = sorted(
 )
 
 
-def without_dropped(profile: Profile, dropped: set[tuple[str, str]]) -> Profile:
+def without_dropped(profile: Profile, drops: tuple[Drop, ...]) -> Profile:
+    """``profile`` less the items dropped by name, and less the fields dropped from the items kept."""
+    whole = {(d.kind, d.name) for d in drops if d.field is None}
+    fields: dict[tuple[str, str], set[str]] = {}
+    for d in drops:
+        if d.field is not None:
+            fields.setdefault((d.kind, d.name), set()).add(d.field)
+
     def keep(kind: str, items: tuple) -> tuple:  # type: ignore[type-arg]
-        return tuple(i for i in items if (kind, i.name) not in dropped)
+        kept = []
+        for item in items:
+            if (kind, item.name) in whole:
+                continue
+            unset = {f: type(item).__dataclass_fields__[f].default for f in fields.get((kind, item.name), ())}
+            kept.append(replace(item, **unset))
+        return tuple(kept)
 
     return Profile(
         keep("rule", profile.rules),
@@ -122,8 +137,7 @@ def test_import_is_the_inverse_of_render(name: str, profile: Profile) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         rendered = write(plan_render(profile, adapter, root=root))
-        dropped = {(d.kind, d.name) for d in rendered.drops}
-        expected = without_dropped(profile.for_harness(adapter.harness), dropped)
+        expected = without_dropped(profile.for_harness(adapter.harness), rendered.drops)
         assert import_profile(adapter, root=root) == expected
         again = write(plan_render(profile, adapter, root=root))  # re-rendering what tackroom owns is fine
         assert import_profile(adapter, root=root) == expected and again.drops == rendered.drops

@@ -8,8 +8,9 @@ The rules:
   name only when there is none, when it is identical, or when the ownership
   record says tackroom wrote exactly what is there. A same-name entry the user
   wrote is never replaced: the render stops and names it.
-- A list (a hook event's groups) keeps the user's groups and replaces only
-  tackroom's own (marked ``# tackroom:hook``).
+- A list (a hook event's groups, a list of tool names) keeps the user's items
+  and replaces only tackroom's own (marked ``# tackroom:hook``, or equal to one
+  tackroom writes).
 - A value of another shape where a table or list goes is the user's, and
   stops the render.
 
@@ -96,7 +97,8 @@ class Settings:
             if old is not None and not isinstance(old, list):
                 self.conflicts.append(f"{key}.{name} is not a list")
                 return
-            entry = [g for g in (old or []) if not _ours(g)] + entry
+            # Keep the user's items; one equal to an item of ours is ours again (a re-render adds no copy).
+            entry = [g for g in (old or []) if not _ours(g) and g not in entry] + entry
         elif old is not None and old != entry and not owned.owns_entry(self.rel, key, name, old):
             self.conflicts.append(
                 f"{name!r} in {key!r} is already there and tackroom did not write it (rename it in "
