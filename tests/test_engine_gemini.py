@@ -274,3 +274,20 @@ def test_env_values_dotenv_would_misread_are_dropped(adapter: Adapter, tmp_path:
     assert [d.name for d in ctx.drops] == ["B", "C", "D"]
     out.path.write_text(str(out.text), encoding="utf-8")
     assert engine("gemini-env").parse(ctx) == [("A", "plain value")]
+
+
+def test_hook_timeouts_are_milliseconds_on_the_handler(adapter: Adapter, tmp_path: Path) -> None:
+    hook = Hook("slow", "session-start", "command", command="./warm.sh", timeout=2.5)
+    ctx = context(adapter, "hooks", tmp_path / "s.json")
+    data = render(ctx, hook)
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 2500
+    ctx.path.write_text(json.dumps(data), encoding="utf-8")
+    assert engine("gemini-settings").parse(ctx) == [hook]
+
+
+def test_more_moments_map_to_gemini_events(adapter: Adapter, tmp_path: Path) -> None:
+    moments = ["pre-compact", "notification"]
+    hooks = [Hook(f"h{i}", m, "command", command="true") for i, m in enumerate(moments)]
+    ctx = context(adapter, "hooks", tmp_path / "s.json")
+    assert sorted(render(ctx, *hooks)["hooks"]) == ["Notification", "PreCompress"]
+    assert ctx.drops == []

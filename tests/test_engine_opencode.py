@@ -345,3 +345,11 @@ def test_mcp_timeout_and_disabled_render_and_read_back(adapter: Adapter, tmp_pat
     assert sorted(d.field or "" for d in ctx.drops) == ["cwd", "tool_timeout"]
     (tmp_path / "o.json").write_text(json.dumps(out.data), encoding="utf-8")
     assert engine("opencode-json").parse(ctx) == [McpServer("s", command="x", timeout=2.5, disabled=True)]
+
+
+def test_a_hook_timeout_the_plugin_cannot_keep_is_dropped_by_field(adapter: Adapter, tmp_path: Path) -> None:
+    ctx = context(adapter, "hooks", tmp_path / "tackroom.js")
+    slow = Hook("slow", "session-start", "command", command="x", timeout=5)
+    [out] = engine("opencode-plugin").render(ctx, [slow])
+    assert [(d.name, d.field) for d in ctx.drops] == [("slow", "timeout")]
+    assert "tackroom:hook slow" in str(out.text)

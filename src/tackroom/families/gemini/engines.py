@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tackroom.errors import ProfileError
@@ -179,8 +180,12 @@ def render_hooks(ctx: Context, hooks: Sequence[Hook]) -> list[Output]:
 
 
 def _named(hook: Hook, group: dict[str, Any]) -> dict[str, Any]:
-    # The handler's name is what gemini shows and records when a hook runs.
-    return {**group, "hooks": [{**handler, "name": hook.name} for handler in group["hooks"]]}
+    # The handler's name is what gemini shows and records when a hook runs; its timeout is in ms.
+    extra: dict[str, Any] = {"name": hook.name}
+    if hook.timeout is not None:
+        ms = hook.timeout * 1000
+        extra["timeout"] = int(ms) if float(ms).is_integer() else ms
+    return {**group, "hooks": [{**handler, **extra} for handler in group["hooks"]]}
 
 
 def parse_hooks(ctx: Context) -> list[Hook]:
@@ -192,6 +197,9 @@ def parse_hooks(ctx: Context) -> list[Hook]:
             for handler in _handlers(group):
                 hook = parse_hook(ctx, event, group.get("matcher"), str(handler.get("command", "")))
                 if hook is not None:
+                    timeout = handler.get("timeout")
+                    if isinstance(timeout, int | float) and _number(timeout) and timeout > 0:
+                        hook = replace(hook, timeout=timeout / 1000)
                     hooks.append(hook)
     return sorted(hooks, key=lambda h: h.name)
 

@@ -259,7 +259,10 @@ class OpencodePlugin(Engine):
         if hook.moment in TOOL_MOMENTS and hook.matcher and _tool_name_path(ctx) is None:
             ctx.drop("hook", hook.name, f"no {TOOL_NAME} field to match tools with")
             return None
-        return hook_entry(ctx, hook)
+        found = hook_entry(ctx, hook)
+        if found is not None and hook.timeout is not None:
+            ctx.drop("hook", hook.name, "the plugin gives a command no time limit", "timeout")
+        return found
 
     def parse(self, ctx: Context) -> list[Hook]:
         events = read_manifest(ctx.path.read_text(encoding="utf-8")) if ctx.path.is_file() else {}
