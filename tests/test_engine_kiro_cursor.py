@@ -105,7 +105,10 @@ def test_kiro_mcp_imports_auto_approve_and_disabled(tmp_path: Path) -> None:
     assert servers["paused"] == McpServer("paused", command="node", args=("paused.js",), disabled=True)
     assert servers["remote-api"].headers == (("Authorization", "Bearer ${API_TOKEN}"),)
     # disabledTools narrows a server: importing it without would widen it
-    assert {(d.name, d.field) for d in found.dropped} == {("narrowed", None), ("odd", None)}
+    assert {(d.name, d.field) for d in found.dropped if d.kind == "MCP server"} == {
+        ("narrowed", None),
+        ("odd", None),
+    }
 
 
 @pytest.mark.parametrize("field", ["timeout", "tool_timeout", "cwd"])
@@ -115,3 +118,29 @@ def test_kiro_server_fields_it_cannot_say_are_dropped(tmp_path: Path, field: str
     [out] = engine("kiro-mcp").render(ctx, [server])
     assert out.data == {"mcpServers": {"s": {"command": "x", "args": []}}}
     assert [(d.name, d.field) for d in ctx.drops] == [("s", field)]
+
+
+def test_kiro_agents_import_tools_and_drop_what_has_no_neutral_form(tmp_path: Path) -> None:
+    found = import_native(adapter("kiro"), root=FIXTURES / "kiro" / "project", scope="project")
+    [agent] = found.profile.agents
+    assert agent.tools == ("read_file", "write_file", "shell", "kiro:@git")
+    assert agent.model == "kiro:claude-sonnet-4" and agent.body.startswith("You are a backend")
+    agents_dropped = {(d.name, d.field) for d in found.dropped if d.kind == "subagent"}
+    assert agents_dropped == {
+        ("from-file", None),
+        ("backend-specialist", "allowedTools"),
+        ("backend-specialist", "resources"),
+    }
+
+
+def test_kiro_agent_denied_tools_need_an_allowed_list(tmp_path: Path) -> None:
+    from tackroom.profile.model import Agent
+
+    ctx = context("kiro", "subagents", tmp_path / "agents")
+    agents = [
+        Agent("open", "d", "p", disallowed_tools=("shell",)),  # no list to leave it out of: dropped
+        Agent("listed", "d", "p", tools=("read_file",), disallowed_tools=("shell",)),
+    ]
+    [out] = engine("kiro-agents").render(ctx, agents)
+    assert out.data == {"name": "listed", "description": "d", "prompt": "p", "tools": ["fs_read"]}
+    assert [(d.name, d.field) for d in ctx.drops] == [("open", None), ("listed", "disallowed_tools")]

@@ -1,4 +1,4 @@
-"""Engine ``kiro-mcp``: MCP servers in Kiro's ``settings/mcp.json``.
+"""Engines ``kiro-mcp`` (MCP servers in Kiro's ``settings/mcp.json``) and ``kiro-agents`` (``agents/*.json``).
 
 UNVERIFIED (no installable binary): from kiro.dev/docs/cli/mcp/configuration.
 ``{"mcpServers": {name: {"command", "args", "env", "disabled", "autoApprove"}}}``
@@ -7,16 +7,24 @@ expanded by Kiro, so references stay as written. ``autoApprove`` lists the
 server's tools that run without asking; ``disabledTools`` takes tools away,
 which no neutral server says, so such a server is dropped on import (importing
 it would widen it). Other keys are dropped by name, field by field.
+
+A custom agent is one JSON file, ``{"name", "description", "prompt", "tools",
+"model", ...}`` (kiro.dev/docs/cli/custom-agents/configuration-reference);
+``tools`` lists what it may use (``"*"``: everything), so a denied tool can be
+said only beside a list of allowed ones. ``allowedTools`` (run without asking),
+``resources``, ``hooks``, ``mcpServers`` and the rest have no neutral form and
+are dropped by field; a prompt kept in a file (``file://``) drops the agent.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import read_json
-from tackroom.profile.model import McpServer
+from tackroom.profile.model import Agent, McpServer
 
 KEY = "mcpServers"
 _KEYS = frozenset({"command", "args", "env", "url", "headers", "disabled", "autoApprove"})
@@ -94,4 +102,84 @@ class KiroMcp(Engine):
         return [s for s in found if s is not None]
 
 
-ENGINES: list[Engine] = [KiroMcp()]
+_AGENT_KEYS = frozenset({"name", "description", "prompt", "tools", "model"})
+
+
+def agent_file(ctx: Context, agent: Agent) -> dict[str, Any] | None:
+    """One agent's JSON, or None after dropping it by name."""
+    tools = [ctx.native_tool(t) for t in agent.tools]
+    if None in tools:
+        missing = [t for t, n in zip(agent.tools, tools, strict=True) if n is None]
+        ctx.drop("subagent", agent.name, f"no tool {', '.join(missing)} here")
+        return None
+    if agent.disallowed_tools and (not agent.tools or set(agent.disallowed_tools) & set(agent.tools)):
+        ctx.drop("subagent", agent.name, "a denied tool needs a list of allowed ones (tools) without it")
+        return None
+    if agent.disallowed_tools:  # denied by being left out of tools: said, but not read back as a list
+        ctx.drop("subagent", agent.name, "denied by leaving them out of tools", "disallowed_tools")
+    for field in ("temperature", "reasoning"):
+        if getattr(agent, field) is not None:
+            ctx.drop("subagent", agent.name, f"no {field} setting", field)
+    data: dict[str, Any] = {"name": agent.name, "description": agent.description, "prompt": agent.body}
+    data["tools"] = [str(t) for t in tools] if tools else ["*"]
+    model = ctx.model(agent.model, "subagent", agent.name)
+    return data | ({"model": model} if model is not None else {})
+
+
+def agent_from(ctx: Context, name: str, data: Any) -> Agent | None:
+    if not isinstance(data, dict):
+        ctx.drop("subagent", name, "not a JSON object")
+        return None
+    prompt, tools = data.get("prompt", ""), data.get("tools", ["*"])
+    if not isinstance(prompt, str) or prompt.startswith("file://"):
+        ctx.drop("subagent", name, "its prompt is kept in a file (file://), which tackroom does not read")
+        return None
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        ctx.drop("subagent", name, "tools is not a list of tool names")
+        return None
+    for key in sorted(set(data) - _AGENT_KEYS):
+        ctx.drop("subagent", name, f"{key!r} has no neutral form", key)
+    model = data.get("model")
+    refs = () if "*" in tools else tuple(ctx.tool_ref(t) for t in tools)
+    return Agent(
+        name,
+        str(data.get("description") or ""),
+        prompt,
+        refs,
+        ctx.neutral_model(model) if isinstance(model, str) else None,
+    )
+
+
+class KiroAgents(Engine):
+    name = "kiro-agents"
+    kinds: frozenset[Kind] = frozenset({"subagents"})
+
+    def render(self, ctx: Context, items: Sequence[Agent]) -> list[Output]:
+        out = []
+        for agent in items:
+            data = agent_file(ctx, agent)
+            if data is not None:
+                out.append(Output(ctx.path / f"{agent.name}.json", data=data, format="json"))
+        return out
+
+    def parse(self, ctx: Context) -> list[Agent]:
+        if not ctx.path.is_dir():
+            return []
+        agents = []
+        for path in sorted(p for p in ctx.path.iterdir() if p.is_file() and p.suffix == ".json"):
+            try:
+                data = json.loads(path.read_bytes().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                ctx.drop("subagent", path.stem, f"{path}: not JSON ({exc})")
+                continue
+            name = data.get("name", path.stem) if isinstance(data, dict) else path.stem
+            if name != path.stem:
+                ctx.drop("subagent", path.stem, f"{path}: named {str(name)[:80]!r}, not after its file")
+                continue
+            agent = agent_from(ctx, path.stem, data)
+            if agent is not None:
+                agents.append(agent)
+        return agents
+
+
+ENGINES: list[Engine] = [KiroMcp(), KiroAgents()]
