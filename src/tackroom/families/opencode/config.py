@@ -245,6 +245,8 @@ def agent_from(ctx: Context, name: str, data: dict[str, Any], body: str) -> Agen
             return None
         if tool == "*" and (enabled or any(raw_tools.values())):
             continue  # "*": false beside enabled tools is how opencode says "only these"
+        if enabled and raw_tools.get("*") is not False:
+            continue  # enabled already (opencode's default): a list of these would narrow the agent
         (tools if enabled else disallowed).append(ctx.tool_ref(str(tool)))
     denied = _denied(ctx, name, data.get("permission"))
     if denied is None:
