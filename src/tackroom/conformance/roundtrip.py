@@ -94,7 +94,7 @@ def check_round_trip(adapter: Adapter) -> list[Raw]:
 
 
 def _round_trip(adapter: Adapter, profile: Profile, root: Path, scope: Scope) -> list[Raw]:
-    from tackroom.profile.render import KINDS, import_profile, plan_render, write
+    from tackroom.profile.render import KINDS, import_profile, item_names, kind_items, plan_render, write
 
     try:
         rendered = write(plan_render(profile, adapter, root=root, scope=scope, workdir=root))
@@ -104,17 +104,18 @@ def _round_trip(adapter: Adapter, profile: Profile, root: Path, scope: Scope) ->
     mine = profile.for_harness(adapter.harness)
     dropped = {d.name: d.reason for d in rendered.drops}
     found: list[Raw] = []
-    for kind, attr in KINDS.items():
+    for kind in KINDS:
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None or (scope == "project" and capability.project is None):
             continue
-        items = getattr(mine, attr)
-        kept = [i for i in items if i.name not in dropped]
+        items = kind_items(mine, kind)
+        kept = [i for i in items if not dropped.keys() & set(item_names(kind, i))]
         key = ("capabilities", kind)
         if items and not kept:
-            reasons = "; ".join(sorted({dropped[i.name] for i in items}))
+            names = {n for i in items for n in item_names(kind, i)}
+            reasons = "; ".join(sorted({dropped[n] for n in names if n in dropped}))
             found.append((key, f"drops every generated {kind} item: {reasons}"))
-        problem = _compare(kept, list(getattr(back, attr)))
+        problem = _compare(kept, kind_items(back, kind))
         if problem:
             found.append((key, f"{capability.render!r} does not read back what it wrote: {problem}"))
     return found

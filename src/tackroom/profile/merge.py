@@ -8,9 +8,11 @@ The rules:
   name only when there is none, when it is identical, or when the ownership
   record says tackroom wrote exactly what is there. A same-name entry the user
   wrote is never replaced: the render stops and names it.
-- A list (a hook event's groups, a list of tool names) keeps the user's items
-  and replaces only tackroom's own (marked ``# tackroom:hook``, or equal to one
-  tackroom writes).
+- A list (a hook event's groups, permission rules) keeps the user's items
+  and replaces only tackroom's own (marked ``# tackroom:hook``); an item
+  already there is not added twice.
+- A top-level value that is not a table (``"outputStyle": "x"``) is set when
+  absent, identical, or what tackroom wrote last (the record owns it).
 - A value of another shape where a table or list goes is the user's, and
   stops the render.
 
@@ -34,6 +36,8 @@ from tackroom.profile import jsonc
 from tackroom.profile.owned import Owned
 
 Change = tuple[str, ...]
+TOP = ""
+"""The ownership record's table name for top-level keys that are not tables (``"outputStyle": "x"``)."""
 
 
 @dataclass
@@ -75,9 +79,10 @@ class Settings:
         for key, value in top.items():
             old = self.data.get(key)
             if not isinstance(value, dict):
-                if old is not None and old != value:
+                if old is not None and old != value and not owned.owns_entry(self.rel, TOP, key, old):
                     self.conflicts.append(f"{key!r} is already set to something else")
                     continue
+                owned.record_entry(self.rel, TOP, key, value)
                 self.data[key] = value
                 self.changes.append((key,))
             elif old is not None and not isinstance(old, dict):
@@ -97,7 +102,6 @@ class Settings:
             if old is not None and not isinstance(old, list):
                 self.conflicts.append(f"{key}.{name} is not a list")
                 return
-            # Keep the user's items; one equal to an item of ours is ours again (a re-render adds no copy).
             entry = [g for g in (old or []) if not _ours(g) and g not in entry] + entry
         elif old is not None and old != entry and not owned.owns_entry(self.rel, key, name, old):
             self.conflicts.append(
