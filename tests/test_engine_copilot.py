@@ -113,9 +113,18 @@ def test_parse_reads_only_the_entries_tackroom_wrote(adapter: Adapter, tmp_path:
         "postToolUse": "junk",
     }
     path.write_text(json.dumps({"version": 1, "hooks": entries}), encoding="utf-8")
-    assert engine("copilot-hooks").parse(context(adapter, path)) == [
+    ctx = context(adapter, path)
+    assert engine("copilot-hooks").parse(ctx) == [
         Hook("bye", "session-end", "command", command="./bye.sh", timeout=5.0),  # timeoutSec
         Hook("lint", "before-tool", "command", command="./lint.sh", matcher=("read_file",)),
+    ]
+    # the rest is named, not skipped
+    assert sorted(d.name for d in ctx.drops) == [
+        "errorOccurred-1",
+        "postToolUse-1",
+        "preToolUse-1",
+        "preToolUse-3",
+        "preToolUse-4",
     ]
 
 

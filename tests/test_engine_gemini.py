@@ -131,23 +131,39 @@ def test_hooks_the_harness_cannot_express_are_dropped_by_name(adapter: Adapter, 
     ]
 
 
-def test_parse_keeps_only_tackrooms_hooks_and_tolerates_others(adapter: Adapter, tmp_path: Path) -> None:
+def test_parse_reads_every_hook_and_says_why_for_the_rest(adapter: Adapter, tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     ours = f"echo hi {HOOK_MARK}log-start"
     table = {
-        "enabled": True,  # a shape some gemini versions keep under "hooks"
-        "disabled": ["x"],
+        "enabled": True,  # settings of the hooks, not events: kept as written
+        "disabled": ["muted"],
         "SessionStart": [
-            {"hooks": [{"type": "command", "name": "mine", "command": "echo mine"}]},
+            {"hooks": [{"type": "command", "name": "mine", "command": "echo mine", "timeout": 3000}]},
             {"hooks": [{"type": "command", "command": ours}, "junk"]},
+            {"hooks": [{"type": "command", "name": "muted", "command": "echo off"}]},
             "junk",
+        ],
+        "BeforeTool": [
+            {
+                "matcher": "run_shell_command|write_file",
+                "hooks": [{"type": "command", "command": "./guard.sh"}],
+            },
+            {"matcher": "read_.*", "hooks": [{"type": "command", "name": "regex", "command": "./r.sh"}]},
         ],
         "Unknown": [{"hooks": [{"type": "command", "command": f"true {HOOK_MARK}x"}]}],
     }
     path.write_text(json.dumps({"hooks": table}), encoding="utf-8")
-    assert engine("gemini-settings").parse(context(adapter, "hooks", path)) == [
-        Hook("log-start", "session-start", "command", command="echo hi")
+    ctx = context(adapter, "hooks", path)
+    assert engine("gemini-settings").parse(ctx) == [
+        Hook(
+            "before-tool-1", "before-tool", "command", command="./guard.sh", matcher=("shell", "write_file")
+        ),
+        Hook("log-start", "session-start", "command", command="echo hi"),
+        Hook("mine", "session-start", "command", command="echo mine", timeout=3.0),
+        Hook("regex", "before-tool", "command", command="./r.sh", matcher=("gemini:read_.*",)),
     ]
+    assert ctx.native_settings == {"hooks": {"enabled": True, "disabled": ["muted"]}}
+    assert sorted(d.name for d in ctx.drops) == ["muted", "session-start-3", "session-start-5", "x"]
 
 
 # both, in one shared file
@@ -174,7 +190,8 @@ def test_render_merges_into_the_users_settings_and_keeps_their_keys(adapter: Ada
         f"echo done {HOOK_MARK}done",
     ]
     imported = import_profile(adapter, root=tmp_path)
-    assert (imported.mcp, imported.hooks) == ((McpServer("mine", command="mine"), server), (hook,))
+    users_hook = Hook("m", "turn-end", "command", command="mine")  # the user's, by its handler name
+    assert (imported.mcp, imported.hooks) == ((McpServer("mine", command="mine"), server), (hook, users_hook))
 
 
 def test_qwen_reads_the_same_server_table(tmp_path: Path) -> None:

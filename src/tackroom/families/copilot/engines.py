@@ -44,10 +44,12 @@ class CopilotHooks(Engine):
         events = read_json(ctx.path).get("hooks", {})
         hooks = []
         for event, handlers in events.items() if isinstance(events, dict) else ():
-            for item in handlers if isinstance(handlers, list) else ():
+            for n, item in enumerate(handlers if isinstance(handlers, list) else [handlers], start=1):
                 hook = _parse_handler(ctx, event, item)
                 if hook is not None:
                     hooks.append(hook)
+                else:  # tackroom writes this file whole: an entry it did not write is named, not read
+                    ctx.drop("hook", f"{event}-{n}", f"{ctx.path}: an entry tackroom did not write")
         return sorted(hooks, key=lambda h: h.name)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from tackroom.errors import ProfileError
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.engines.settings import hook_groups, parse_hook, read_json
+from tackroom.profile.engines.settings import HOOK_MARK, hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook, McpServer, McpTransport, Native, Permissions
 from tackroom.profile.tools import BadReference, parse_tool
 
@@ -189,25 +189,105 @@ def _named(hook: Hook, group: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_hooks(ctx: Context) -> list[Hook]:
-    table = read_json(ctx.path).get(HOOKS_KEY, {})
-    hooks = []
-    # Tolerate what tackroom did not write: non-list values, groups or handlers of other shapes.
-    for event, groups in table.items() if isinstance(table, dict) else ():
-        for group in groups if isinstance(groups, list) else ():
-            for handler in _handlers(group):
-                hook = parse_hook(ctx, event, group.get("matcher"), str(handler.get("command", "")))
-                if hook is not None:
-                    timeout = handler.get("timeout")
-                    if isinstance(timeout, int | float) and _number(timeout) and timeout > 0:
-                        hook = replace(hook, timeout=timeout / 1000)
-                    hooks.append(hook)
-    return sorted(hooks, key=lambda h: h.name)
+    """Every hook of the settings: tackroom's by their marker, the user's by their handler name.
 
-
-def _handlers(group: Any) -> list[dict[str, Any]]:
-    if not isinstance(group, dict):
+    A handler of another type, an event with no neutral moment or a matcher on
+    a lifecycle event is dropped by name; a matcher that is not a list of tool
+    names stays gemini's own (``gemini:<regex>``).
+    """
+    table = read_json(ctx.path).get(HOOKS_KEY)
+    if table is None:
         return []
-    return [h for h in group.get("hooks", ()) if isinstance(h, dict)]
+    if not isinstance(table, dict):
+        ctx.drop("hook", HOOKS_KEY, f"{ctx.path}: hooks is not an object of events")
+        return []
+    moments = {e: m for m, e in getattr(ctx.capability, "events", {}).items()}
+    config = {k: v for k, v in table.items() if k in HOOKS_CONFIG_FIELDS}
+    if config:
+        ctx.keep_setting("hook", HOOKS_KEY, config)  # hooks.enabled / disabled / notifications
+    disabled = config.get("disabled")
+    off: list[Any] = disabled if isinstance(disabled, list) else []
+    found: dict[str, Hook] = {}
+    for event, groups in table.items():
+        if event in HOOKS_CONFIG_FIELDS:
+            continue
+        for n, (group, handler) in enumerate(_pairs_of(groups), start=1):
+            hook = _user_hook(ctx, str(event), moments.get(str(event)), group, handler, n)
+            if hook is None:
+                continue
+            if config.get("enabled") is False or hook.name in off:
+                ctx.drop("hook", hook.name, f"{ctx.path}: disabled (hooks.enabled or hooks.disabled)")
+                continue
+            name, k = hook.name, 1
+            while name in found:  # two handlers of one name: both kept, the second renamed
+                k += 1
+                name = f"{hook.name}-{k}"
+            found[name] = replace(hook, name=name)
+    return sorted(found.values(), key=lambda h: h.name)
+
+
+HOOKS_CONFIG_FIELDS = ("enabled", "disabled", "notifications")
+"""Keys of ``hooks`` that are settings, not events (0.61.0's HOOKS_CONFIG_FIELDS)."""
+_PLAIN_TOOL = re.compile(r"^[A-Za-z0-9_.-]+$")
+_HOOK_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+
+
+def _pairs_of(groups: Any) -> list[tuple[dict[str, Any], Any]]:
+    pairs: list[tuple[dict[str, Any], Any]] = []
+    for group in groups if isinstance(groups, list) else [groups]:
+        if not isinstance(group, dict):
+            pairs.append(({}, group))
+            continue
+        handlers = group.get("hooks")
+        pairs += [(group, h) for h in (handlers if isinstance(handlers, list) else [handlers])]
+    return pairs
+
+
+def _user_hook(
+    ctx: Context, event: str, moment: str | None, group: dict[str, Any], handler: Any, n: int
+) -> Hook | None:
+    where = f"{event} in {ctx.path}"
+    label = re.sub(r"[^a-z0-9]+", "-", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", event).lower()).strip("-")
+    label = f"{label or 'hook'}-{n}"
+    if not isinstance(handler, dict):
+        ctx.drop("hook", label, f"{where}: a hook handler is an object with type and command")
+        return None
+    command = handler.get("command")
+    given = handler.get("name")
+    name = given if isinstance(given, str) and _HOOK_NAME.match(given) else label
+    if isinstance(command, str) and HOOK_MARK in command:
+        name = command.rpartition(HOOK_MARK)[2]
+    if moment is None:
+        ctx.drop("hook", name, f"{where}: event {event} has no neutral moment here")
+        return None
+    if handler.get("type", "command") != "command" or not isinstance(command, str) or not command.strip():
+        ctx.drop("hook", name, f"{where}: only a command handler has a neutral form")
+        return None
+    matcher = group.get("matcher")
+    refs: tuple[str, ...] = ()
+    if isinstance(matcher, str) and matcher.strip() not in ("", "*"):
+        if moment not in ("before-tool", "after-tool"):
+            ctx.drop("hook", name, f"{where}: matcher {matcher!r} selects what no neutral hook can")
+            return None
+        parts = matcher.split("|")
+        if all(_PLAIN_TOOL.match(p) for p in parts):
+            refs = tuple(ctx.hook_neutral_tool(p) or ctx.tool_ref(p) for p in parts)
+        else:
+            refs = (f"{ctx.adapter.harness}:{matcher}",)
+    elif matcher is not None and not isinstance(matcher, str):
+        ctx.drop("hook", name, f"{where}: the matcher is not a string")
+        return None
+    timeout = handler.get("timeout")
+    seconds = None
+    if timeout is not None:
+        if isinstance(timeout, int | float) and _number(timeout) and timeout > 0:
+            seconds = timeout / 1000
+        else:
+            ctx.drop("hook", name, f"{where}: timeout {timeout!r} is not milliseconds", "timeout")
+    ours = parse_hook(ctx, event, None, command) if HOOK_MARK in command else None
+    if ours is not None:
+        return replace(ours, matcher=refs, timeout=seconds)
+    return Hook(name, moment, "command", command=command, matcher=refs, timeout=seconds)
 
 
 # -- permissions ----------------------------------------------------------------------------------
