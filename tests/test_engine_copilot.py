@@ -113,9 +113,18 @@ def test_parse_reads_only_the_entries_tackroom_wrote(adapter: Adapter, tmp_path:
         "postToolUse": "junk",
     }
     path.write_text(json.dumps({"version": 1, "hooks": entries}), encoding="utf-8")
-    assert engine("copilot-hooks").parse(context(adapter, path)) == [
-        Hook("bye", "session-end", "command", command="./bye.sh"),
+    ctx = context(adapter, path)
+    assert engine("copilot-hooks").parse(ctx) == [
+        Hook("bye", "session-end", "command", command="./bye.sh", timeout=5.0),  # timeoutSec
         Hook("lint", "before-tool", "command", command="./lint.sh", matcher=("read_file",)),
+    ]
+    # the rest is named, not skipped
+    assert sorted(d.name for d in ctx.drops) == [
+        "errorOccurred-1",
+        "postToolUse-1",
+        "preToolUse-1",
+        "preToolUse-3",
+        "preToolUse-4",
     ]
 
 
@@ -130,3 +139,17 @@ def test_hooks_copilot_cannot_express_are_dropped_by_name(adapter: Adapter, tmp_
 def test_nothing_to_express_writes_no_file(adapter: Adapter, tmp_path: Path) -> None:
     assert engine("copilot-hooks").render(context(adapter, tmp_path / "t.json"), []) == []
     assert engine("copilot-hooks").parse(context(adapter, tmp_path / "absent.json")) == []
+
+
+def test_hook_timeouts_render_as_whole_seconds_or_are_dropped(adapter: Adapter, tmp_path: Path) -> None:
+    ctx = context(adapter, tmp_path / "hooks.json")
+    hooks = [
+        Hook("whole", "session-end", "command", command="./a.sh", timeout=15),
+        Hook("part", "session-end", "command", command="./b.sh", timeout=1.5),
+    ]
+    [out] = engine("copilot-hooks").render(ctx, hooks)
+    assert out.data is not None
+    assert [h.get("timeoutSec") for h in out.data["hooks"]["sessionEnd"]] == [15, None]
+    assert [(d.name, d.field) for d in ctx.drops] == [("part", "timeout")]
+    out.path.write_text(json.dumps(out.data), encoding="utf-8")
+    assert [h.timeout for h in engine("copilot-hooks").parse(ctx)] == [None, 15.0]

@@ -317,3 +317,11 @@ def test_turn_end_hooks_need_a_session_end_event_to_wait_for_them(tmp_path: Path
     outputs, ctx = render(custom(events={"turn-end": "agent_end"}), tmp_path / "t.ts", [end])
     assert outputs == []
     assert [d.reason for d in ctx.drops] == ["turn-end needs session-end here (the event that waits for it)"]
+
+
+@pytest.mark.parametrize("name", ["pi", "omp"])
+def test_a_hook_timeout_the_extension_cannot_keep_is_dropped_by_field(name: str, tmp_path: Path) -> None:
+    ctx = context(resolve_builtins()[name], tmp_path / "tackroom.ts")
+    [out] = ENGINE.render(ctx, [Hook("slow", "session-start", "command", command="true", timeout=5)])
+    assert [(d.name, d.field) for d in ctx.drops] == [("slow", "timeout")]
+    assert isinstance(out.text, str) and "tackroom:hook slow" in out.text

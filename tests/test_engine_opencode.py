@@ -14,8 +14,8 @@ from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.families.opencode.engines import read_manifest
 from tackroom.profile.engines import engine
 from tackroom.profile.engines.base import Context, Kind
-from tackroom.profile.model import Hook, McpServer, Profile
-from tackroom.profile.render import import_profile, plan_render, write
+from tackroom.profile.model import Agent, Hook, McpServer, Permissions, Profile
+from tackroom.profile.render import import_native, import_profile, plan_render, write
 
 CONFIG = Path(".config/opencode/opencode.json")
 PLUGIN = Path(".config/opencode/plugin/tackroom.js")
@@ -82,10 +82,13 @@ def test_parse_reads_a_config_tackroom_did_not_write(adapter: Adapter, tmp_path:
         "odd": "not an entry",
     }
     path.write_text(json.dumps({"theme": "dark", "mcp": entries}), encoding="utf-8")
-    assert engine("opencode-json").parse(context(adapter, "mcp", path)) == [
+    ctx = context(adapter, "mcp", path)
+    assert engine("opencode-json").parse(ctx) == [
         McpServer("local", command="node", args=("s.js",), env=(("K", "${K}"), ("L", "v"))),
+        McpServer("off", command="x", disabled=True),
         McpServer("remote", url="https://x.test/${PATHPART}"),
     ]
+    assert sorted(d.name for d in ctx.drops) == ["empty", "odd"]  # each dropped by name, none skipped
 
 
 @pytest.mark.parametrize(
@@ -218,3 +221,137 @@ def test_parse_of_a_plugin_tackroom_did_not_write_finds_no_hooks(
     path = tmp_path / "plugin.js"
     path.write_text(source, encoding="utf-8")
     assert engine("opencode-plugin").parse(context(adapter, "hooks", path)) == []
+
+
+# opencode.json beyond MCP: agents, commands, permissions, passthrough (fixture: a project config)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "native" / "opencode" / "project"
+
+
+def test_a_project_config_imports_every_item_or_says_why(adapter: Adapter, tmp_path: Path) -> None:
+    shutil.copytree(FIXTURE, tmp_path, dirs_exist_ok=True)
+    (tmp_path / ".opencode/agents/bad.md").write_bytes(b"---\ndescription: \xff\n---\nbody\n")
+    found = import_native(adapter, root=tmp_path, scope="project")
+    agents = {a.name: a for a in found.profile.agents}
+    # Never widen: tools switched off, and an agent-level deny, stay denied.
+    assert agents["reviewer"].disallowed_tools == ("write_file", "edit_file", "shell", "web_fetch")
+    assert agents["reviewer"].tools == () and agents["reviewer"].temperature == 0.1
+    writer = agents["docs-writer"]
+    # webfetch: true without "*": false only says what opencode does anyway: no allow-list
+    assert (writer.tools, writer.disallowed_tools) == ((), ("shell",))
+    assert writer.model == "opencode:ollama/qwen2.5-coder:7b" and writer.body.startswith("You write")
+    test = {c.name: c for c in found.profile.commands}["test"]  # from opencode.json
+    assert test.body == "Run the tests for $ARGUMENTS and report:\n!{npm test}\nSee @{package.json}\n"
+    assert found.profile.permissions == Permissions(
+        allow=("shell",),
+        ask=("edit_file", 'shell("git push:*")', "write_file"),
+        deny=('shell("rm -rf:*")', "web_fetch"),
+    )
+    servers = {s.name: s for s in found.profile.mcp}
+    assert servers["docs"].timeout == 10.0 and servers["local-db"].disabled
+    [native] = found.profile.native
+    settings = dict(native.settings)
+    assert settings["theme"] == "tokyonight" and settings["plugin"] == ["opencode-notify"]
+    assert settings["agent"] == {"build": {"model": "anthropic/claude-opus-4-1"}}  # a built-in's override
+    assert settings["permission"] == {"external_directory": {"~/scratch/**": "allow"}}
+    dropped = {(d.kind, d.name, d.field) for d in found.dropped}
+    assert dropped == {
+        ("MCP server", "broken", None),
+        ("command", "test", "agent"),
+        ("subagent", "lead", None),  # a primary agent
+        ("subagent", "bad", None),  # not UTF-8
+    }
+
+
+def test_render_of_an_import_reproduces_it(adapter: Adapter, tmp_path: Path) -> None:
+    found = import_native(adapter, root=FIXTURE, scope="project").profile
+    rendered = write(plan_render(found, adapter, root=tmp_path, scope="project"))
+    assert rendered.drops == ()
+    assert import_native(adapter, root=tmp_path, scope="project").profile == found
+    data = json.loads((tmp_path / "opencode.json").read_text(encoding="utf-8"))
+    assert data["permission"]["bash"] == {"*": "allow", "git push*": "ask", "rm -rf*": "deny"}
+    assert data["theme"] == "tokyonight" and data["mcp"]["local-db"]["enabled"] is False
+    head = (tmp_path / ".opencode/agent/reviewer.md").read_text(encoding="utf-8")
+    assert "  bash: false\n" in head and "mode: subagent\n" in head
+
+
+def test_permissions_render_in_neutral_precedence(adapter: Adapter, tmp_path: Path) -> None:
+    rules = Permissions(
+        allow=("shell", "read_file", 'mcp("github")'),
+        ask=('shell("git push:*")', 'write_file("src/**")', 'edit_file("src/**")'),
+        deny=('shell("rm:*")', "write_file", "opencode:external_directory"),
+    )
+    ctx = context(adapter, "permissions", tmp_path / "o.json")
+    [out] = engine("opencode-permissions").render(ctx, [rules])
+    assert out.data == {
+        "permission": {
+            "bash": {"*": "allow", "git push*": "ask", "rm*": "deny"},  # last match wins
+            "read": "allow",
+            "github_*": "allow",
+            "edit": {"src/**": "ask"},
+            "external_directory": "deny",
+        }
+    }
+    # edit covers write and edit together: a deny on write_file alone cannot be said
+    assert [(d.name, d.reason) for d in ctx.drops] == [
+        ("deny write_file", "opencode's edit permission covers edit_file too")
+    ]
+
+
+def test_a_permission_order_with_no_neutral_precedence_stays_native(adapter: Adapter, tmp_path: Path) -> None:
+    path = tmp_path / "opencode.json"
+    table = {"bash": {"*": "deny", "git *": "allow"}, "edit": "maybe", "read": "allow"}
+    path.write_text(json.dumps({"permission": table}), encoding="utf-8")
+    ctx = context(adapter, "permissions", path)
+    assert engine("opencode-permissions").parse(ctx) == [Permissions(allow=("read_file",))]
+    assert ctx.native_settings == {"permission": {"bash": {"*": "deny", "git *": "allow"}, "edit": "maybe"}}
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"tools": {"write": False}}, ((), ("write_file",))),
+        ({"tools": {"write": False, "read": True}}, ((), ("write_file",))),
+        ({"tools": {"*": False, "read": True, "grep": True}}, (("read_file", "search"), ())),
+        ({"tools": {"mystery": False}}, ((), ("opencode:mystery",))),
+        ({"permission": {"bash": {"*": "deny"}, "edit": "deny"}}, ((), ("shell", "write_file", "edit_file"))),
+    ],
+)
+def test_agent_tools_never_widen(
+    adapter: Adapter, tmp_path: Path, entry: dict[str, Any], expected: tuple[tuple[str, ...], ...]
+) -> None:
+    path = tmp_path / "opencode.json"
+    agent = {"description": "d", "prompt": "p", "mode": "subagent", **entry}
+    path.write_text(json.dumps({"agent": {"a": agent}}), encoding="utf-8")
+    [parsed] = engine("opencode-agents").parse(context(adapter, "subagents", path))
+    assert (parsed.tools, parsed.disallowed_tools) == expected
+    [out] = engine("opencode-agents").render(context(adapter, "subagents", tmp_path / "agent"), [parsed])
+    assert isinstance(out.text, str)
+    (tmp_path / "agent").mkdir()
+    out.path.write_text(out.text, encoding="utf-8")
+    assert engine("opencode-agents").parse(context(adapter, "subagents", tmp_path / "agent")) == [parsed]
+
+
+def test_an_agent_tool_opencode_cannot_name_drops_the_agent(adapter: Adapter, tmp_path: Path) -> None:
+    ctx = context(adapter, "subagents", tmp_path / "agent")
+    agent = Agent("a", "d", "p", disallowed_tools=('shell("rm:*")',))
+    assert engine("opencode-agents").render(ctx, [agent]) == []
+    assert [d.name for d in ctx.drops] == ["a"]
+
+
+def test_mcp_timeout_and_disabled_render_and_read_back(adapter: Adapter, tmp_path: Path) -> None:
+    server = McpServer("s", command="x", timeout=2.5, disabled=True, cwd="/w", tool_timeout=9)
+    ctx = context(adapter, "mcp", tmp_path / "o.json")
+    [out] = engine("opencode-json").render(ctx, [server])
+    assert out.data == {"mcp": {"s": {"type": "local", "command": ["x"], "enabled": False, "timeout": 2500}}}
+    assert sorted(d.field or "" for d in ctx.drops) == ["cwd", "tool_timeout"]
+    (tmp_path / "o.json").write_text(json.dumps(out.data), encoding="utf-8")
+    assert engine("opencode-json").parse(ctx) == [McpServer("s", command="x", timeout=2.5, disabled=True)]
+
+
+def test_a_hook_timeout_the_plugin_cannot_keep_is_dropped_by_field(adapter: Adapter, tmp_path: Path) -> None:
+    ctx = context(adapter, "hooks", tmp_path / "tackroom.js")
+    slow = Hook("slow", "session-start", "command", command="x", timeout=5)
+    [out] = engine("opencode-plugin").render(ctx, [slow])
+    assert [(d.name, d.field) for d in ctx.drops] == [("slow", "timeout")]
+    assert "tackroom:hook slow" in str(out.text)

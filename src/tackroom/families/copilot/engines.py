@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
@@ -34,7 +35,8 @@ class CopilotHooks(Engine):
     kinds: frozenset[Kind] = frozenset({"hooks"})
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
-        events = hook_groups(ctx, items, shape=lambda _hook, group: handler(group))
+        hooks = [_whole_seconds(ctx, h) for h in items]
+        events = hook_groups(ctx, hooks, shape=lambda hook, group: handler(group) | _timeout(hook))
         data = {"version": VERSION, "hooks": events}
         return [Output(ctx.path, data=data, format="json")] if events else []
 
@@ -42,10 +44,12 @@ class CopilotHooks(Engine):
         events = read_json(ctx.path).get("hooks", {})
         hooks = []
         for event, handlers in events.items() if isinstance(events, dict) else ():
-            for item in handlers if isinstance(handlers, list) else ():
+            for n, item in enumerate(handlers if isinstance(handlers, list) else [handlers], start=1):
                 hook = _parse_handler(ctx, event, item)
                 if hook is not None:
                     hooks.append(hook)
+                else:  # tackroom writes this file whole: an entry it did not write is named, not read
+                    ctx.drop("hook", f"{event}-{n}", f"{ctx.path}: an entry tackroom did not write")
         return sorted(hooks, key=lambda h: h.name)
 
 
@@ -56,6 +60,18 @@ def handler(group: dict[str, Any]) -> dict[str, Any]:
     return entry | ({"matcher": f"^(?:{matcher})$"} if matcher != "*" else {})
 
 
+def _timeout(hook: Hook) -> dict[str, Any]:
+    return {"timeoutSec": int(hook.timeout)} if hook.timeout is not None else {}
+
+
+def _whole_seconds(ctx: Context, hook: Hook) -> Hook:
+    """The hook as ``timeoutSec`` can say it: whole seconds, or no timeout after dropping it by name."""
+    if hook.timeout is None or float(hook.timeout).is_integer():
+        return hook
+    ctx.drop("hook", hook.name, "timeoutSec is whole seconds", "timeout")
+    return replace(hook, timeout=None)
+
+
 def _parse_handler(ctx: Context, event: str, item: Any) -> Hook | None:
     if not isinstance(item, dict) or item.get("type") != "command" or not isinstance(item.get("bash"), str):
         return None
@@ -63,7 +79,11 @@ def _parse_handler(ctx: Context, event: str, item: Any) -> Hook | None:
     if isinstance(matcher, str):
         anchored = _ANCHORED.fullmatch(matcher)
         matcher = anchored.group(1) if anchored else matcher
-    return parse_hook(ctx, event, matcher if isinstance(matcher, str) else None, item["bash"])
+    hook = parse_hook(ctx, event, matcher if isinstance(matcher, str) else None, item["bash"])
+    seconds = item.get("timeoutSec")
+    if hook is not None and isinstance(seconds, int) and not isinstance(seconds, bool) and seconds > 0:
+        hook = replace(hook, timeout=float(seconds))
+    return hook
 
 
 ENGINES: list[Engine] = [CopilotHooks()]

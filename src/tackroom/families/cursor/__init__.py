@@ -13,6 +13,7 @@ from tackroom.families.claude_code import ClaudeStreamParser
 
 class Cursor(Family):
     name = "cursor"
+    engines_module = "tackroom.families.cursor.engines"
     stream = "cursor-agent stream-json (claude-style, unverified here)"
     terminal = 'its "result" line'
 

@@ -12,6 +12,7 @@ from tackroom.families.base import Family, PlainTextParser, StreamParser
 
 class Kiro(Family):
     name = "kiro"
+    engines_module = "tackroom.families.kiro.engines"
     stream = "kiro-cli chat --no-interactive (text, unverified here)"
 
     def parser(self) -> StreamParser:

@@ -39,6 +39,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tackroom.families.opencode.config import (
+    OpencodeAgents,
+    OpencodeCommands,
+    OpencodePermissions,
+    OpencodeSettings,
+    is_number,
+)
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import (
     TOOL_MOMENTS,
@@ -69,8 +76,9 @@ class OpencodeJson(Engine):
     def parse(self, ctx: Context) -> list[McpServer]:
         entries = read_json(ctx.path).get(KEY, {})
         if not isinstance(entries, dict):
+            ctx.drop("MCP server", KEY, f"{ctx.path}: mcp is not a map of servers")
             return []
-        found = (server_from_entry(name, entry) for name, entry in sorted(entries.items()))
+        found = (server_from_entry(ctx, str(name), entry) for name, entry in sorted(entries.items()))
         return [s for s in found if s is not None]
 
 
@@ -80,12 +88,32 @@ def server_entry(ctx: Context, server: McpServer) -> dict[str, Any] | None:
     if problem is not None:
         ctx.drop("MCP server", server.name, problem)
         return None
+    for field, why in _UNSAID:
+        if getattr(server, field):
+            ctx.drop("MCP server", server.name, why, field)
+    if server.transport == "sse":
+        ctx.drop("MCP server", server.name, "a remote server negotiates HTTP, then SSE", "transport")
+    entry: dict[str, Any]
     if server.url is not None:
-        entry: dict[str, Any] = {"type": "remote", "url": _to_env(server.url), "enabled": True}
-        return entry | ({"headers": _env_map(server.headers)} if server.headers else {})
-    command = [_to_env(part) for part in (server.command or "", *server.args)]
-    entry = {"type": "local", "command": command, "enabled": True}
-    return entry | ({"environment": _env_map(server.env)} if server.env else {})
+        entry = {"type": "remote", "url": _to_env(server.url), "enabled": not server.disabled}
+        entry |= {"headers": _env_map(server.headers)} if server.headers else {}
+    else:
+        command = [_to_env(part) for part in (server.command or "", *server.args)]
+        entry = {"type": "local", "command": command, "enabled": not server.disabled}
+        entry |= {"environment": _env_map(server.env)} if server.env else {}
+    if server.timeout is not None:
+        ms = server.timeout * 1000  # opencode's timeout is in milliseconds
+        entry["timeout"] = int(ms) if float(ms).is_integer() else ms
+    return entry
+
+
+_UNSAID = (
+    ("tool_timeout", "opencode has one timeout, for listing the tools"),
+    ("auto_approve", "opencode approves MCP tools through permission, not the server"),
+    ("cwd", "opencode starts a local server in the project directory"),
+)
+_LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout"})
+_REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout"})
 
 
 def _unexpressible(server: McpServer) -> str | None:
@@ -116,17 +144,35 @@ def _pairs(mapping: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), _from_env(str(v))) for k, v in items))
 
 
-def server_from_entry(name: str, entry: Any) -> McpServer | None:
-    """The neutral server an entry describes (None for a disabled or unrecognised one)."""
-    if not isinstance(entry, dict) or entry.get("enabled") is False:
+def server_from_entry(ctx: Context, name: str, entry: Any) -> McpServer | None:
+    """The neutral server an entry describes; None after dropping one it cannot read, by name."""
+    if not isinstance(entry, dict):
+        ctx.drop("MCP server", name, f"mcp.{name} is not an object")
         return None
-    if entry.get("type") == "remote" and isinstance(entry.get("url"), str):
-        return McpServer(name, url=_from_env(entry["url"]), headers=_pairs(entry.get("headers")))
+    enabled = entry.get("enabled", True)
+    timeout = entry.get("timeout")
+    if not isinstance(enabled, bool) or not (timeout is None or (is_number(timeout) and timeout > 0)):
+        ctx.drop("MCP server", name, "enabled is not true or false, or timeout not milliseconds")
+        return None
+    common: dict[str, Any] = {"disabled": not enabled, "timeout": timeout / 1000 if timeout else None}
+    kind = entry.get("type")
+    if kind == "remote" and isinstance(entry.get("url"), str):
+        _drop_unknown(ctx, name, entry, _REMOTE_KEYS)
+        return McpServer(name, url=_from_env(entry["url"]), headers=_pairs(entry.get("headers")), **common)
     command = entry.get("command")
-    if entry.get("type") != "local" or not isinstance(command, list) or not command:
+    if kind != "local" or not isinstance(command, list) or not command:
+        ctx.drop("MCP server", name, "neither a local command list nor a remote url")
         return None
+    _drop_unknown(ctx, name, entry, _LOCAL_KEYS)
     words = [_from_env(str(word)) for word in command]
-    return McpServer(name, command=words[0], args=tuple(words[1:]), env=_pairs(entry.get("environment")))
+    return McpServer(
+        name, command=words[0], args=tuple(words[1:]), env=_pairs(entry.get("environment")), **common
+    )
+
+
+def _drop_unknown(ctx: Context, name: str, entry: dict[str, Any], known: frozenset[str]) -> None:
+    for key in sorted(set(entry) - known):
+        ctx.drop("MCP server", name, f"opencode's {key!r} has no neutral form", key)
 
 
 # opencode-plugin
@@ -213,7 +259,10 @@ class OpencodePlugin(Engine):
         if hook.moment in TOOL_MOMENTS and hook.matcher and _tool_name_path(ctx) is None:
             ctx.drop("hook", hook.name, f"no {TOOL_NAME} field to match tools with")
             return None
-        return hook_entry(ctx, hook)
+        found = hook_entry(ctx, hook)
+        if found is not None and hook.timeout is not None:
+            ctx.drop("hook", hook.name, "the plugin gives a command no time limit", "timeout")
+        return found
 
     def parse(self, ctx: Context) -> list[Hook]:
         events = read_manifest(ctx.path.read_text(encoding="utf-8")) if ctx.path.is_file() else {}
@@ -261,4 +310,11 @@ def read_manifest(source: str) -> dict[str, list[dict[str, Any]]]:
     return {}
 
 
-ENGINES: list[Engine] = [OpencodeJson(), OpencodePlugin()]
+ENGINES: list[Engine] = [
+    OpencodeJson(),
+    OpencodePlugin(),
+    OpencodePermissions(),
+    OpencodeAgents(),
+    OpencodeCommands(),
+    OpencodeSettings(),
+]

@@ -194,6 +194,8 @@ def _entry(ctx: Context, hook: Hook) -> dict[str, Any] | None:
     found = hook_entry(ctx, hook)
     if found is None:
         return None
+    if hook.timeout is not None:
+        ctx.drop("hook", hook.name, "the extension gives a command no time limit", "timeout")
     event, group = found
     matcher = group.get("matcher", "*")
     tools = [] if matcher == "*" else str(matcher).split("|")
