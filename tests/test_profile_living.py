@@ -421,3 +421,31 @@ def test_cli_renders_several_names_and_all_into_a_project(tmp_path: Path) -> Non
     assert both.returncode == 2 and "Traceback" not in both.stderr
     bare = run_cli("profile", "render", "codex", "--gitignore", "--profile", str(profile), cwd=project)
     assert bare.returncode == 2 and "--scope project" in bare.stderr
+
+
+def test_cli_hostile_disks_are_errors_naming_the_file_not_tracebacks(tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    write_profile(Profile(rules=(Rule("r", "rule\n"),), skills=(SKILL_A,)), profile)
+    home = tmp_path / "home"
+    args = ("profile", "render", "claude-code", "--profile", str(profile), "--into", str(home))
+    assert run_cli(*args).returncode == 0
+    rules = home / ".claude" / "CLAUDE.md"
+    rules.unlink()
+    rules.mkdir()  # a directory where tackroom's file was
+    done = run_cli(*args)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert str(rules) in done.stderr and "not a regular file" in done.stderr
+    rules.rmdir()
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("not tackroom's\n")
+    rules.symlink_to(elsewhere)  # a link where tackroom's file was
+    for extra in ((), ("--check",)):
+        linked = run_cli(*args, *extra)
+        assert linked.returncode == 1 and "Traceback" not in linked.stderr
+        assert "symbolic link" in linked.stderr
+    assert elsewhere.read_text() == "not tackroom's\n"
+    rules.unlink()
+    (home / ".tackroom-owned.json").write_text('{"version": 3, "adapters": {"claude-code": 5}}')
+    corrupt = run_cli(*args)
+    assert corrupt.returncode == 1 and "Traceback" not in corrupt.stderr
+    assert "not an ownership record" in corrupt.stderr and "move it aside" in corrupt.stderr

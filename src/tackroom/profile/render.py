@@ -439,7 +439,8 @@ def check(rendereds: Sequence[Rendered], *, gitignore: bool = False) -> list[Dif
     """
     plan = _plan(rendereds, gitignore=gitignore)
     found = [d for d in plan.differences if d.path != inside(plan.root, OWNED)]
-    found += [Difference(path, "conflict", "", message) for path, message in plan.conflicts]
+    whose = {o.path: r.adapter for r in reversed(rendereds) for o in r.outputs}
+    found += [Difference(p, "conflict", whose.get(p, ""), message) for p, message in plan.conflicts]
     return sorted(found, key=lambda d: (str(d.path), d.change))
 
 
