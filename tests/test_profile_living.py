@@ -449,3 +449,31 @@ def test_cli_hostile_disks_are_errors_naming_the_file_not_tracebacks(tmp_path: P
     corrupt = run_cli(*args)
     assert corrupt.returncode == 1 and "Traceback" not in corrupt.stderr
     assert "not an ownership record" in corrupt.stderr and "move it aside" in corrupt.stderr
+
+
+def test_a_file_several_harnesses_write_counts_as_written_for_each(tmp_path: Path) -> None:
+    profile = Profile(rules=(Rule("r", "shared\n"),))
+    done = write_all([plan(profile, name, tmp_path, "project") for name in ("codex", "opencode")])
+    assert [[p.name for p in d.written] for d in done] == [["AGENTS.md"], ["AGENTS.md"]]
+    again = write_all([plan(profile, name, tmp_path, "project") for name in ("codex", "opencode")])
+    assert [d.written for d in again] == [(), ()]
+
+
+def test_a_removal_that_fails_puts_back_everything_already_done(tmp_path: Path) -> None:
+    from tackroom.errors import UnsafePathError
+    from tackroom.paths import Transaction
+
+    (tmp_path / "keep.txt").write_text("old\n")
+    (tmp_path / "gone.txt").write_text("gone\n")
+    (tmp_path / "swapped.txt").write_text("swapped\n")
+    files_ = Transaction(tmp_path)
+    files_.put("keep.txt", b"new\n")
+    files_.put("d/new.txt", b"created\n")
+    files_.remove("gone.txt")
+    files_.remove("swapped.txt")
+    (tmp_path / "swapped.txt").unlink()
+    (tmp_path / "swapped.txt").mkdir()  # swapped for a directory after it was checked
+    with pytest.raises(UnsafePathError, match="not a regular file"):
+        files_.commit()
+    assert (tmp_path / "keep.txt").read_text() == "old\n" and (tmp_path / "gone.txt").read_text() == "gone\n"
+    assert not (tmp_path / "d").exists()

@@ -175,6 +175,9 @@ class Transaction:
                 mode = stat.S_IMODE(path.lstat().st_mode)
                 path.unlink()
                 done.append((path, before, mode))
+        except UnsafePathError:  # a file swapped for a link or a directory since it was checked
+            self._restore(done, made)
+            raise
         except OSError as exc:
             self._restore(done, made)
             if exc.filename is None:  # a failed write(2) names no file: say which one it was

@@ -9,6 +9,12 @@ Ownership is recorded in ``.tackroom-owned.json`` at the target root
 (:mod:`tackroom.profile.owned`); files a harness shares with other settings are
 merged into, entry by entry (:mod:`tackroom.profile.merge`). No path leaves the
 target root and no link in it is followed, on render or on import.
+
+A write (:func:`write_all`) makes the target what the renders describe: files
+whose bytes would not change are left alone, and what the record says these
+adapters wrote before and they no longer produce is removed (unless changed
+since, then kept and reported). :func:`check` says what a write would change,
+writing nothing.
 """
 
 from __future__ import annotations
@@ -598,7 +604,11 @@ def _whole_file(
                 f"{target} exists and tackroom does not own it (move it aside, or render into an "
                 "isolated home or another directory with --into)"
             )
-    plan.put(target, data, existing, next(iter(sorted(datas))))
+    first, *more = sorted(datas)
+    plan.put(target, data, existing, first)
+    if existing != data:
+        for adapter in more:  # written for each harness that renders it
+            plan.changed.setdefault(adapter, ([], [], []))[0].append(target)
     return None
 
 
