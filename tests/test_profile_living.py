@@ -16,6 +16,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.clikit import run_cli
 
 from tackroom.adapters.resolve import resolve_builtins
@@ -477,3 +479,73 @@ def test_a_removal_that_fails_puts_back_everything_already_done(tmp_path: Path) 
         files_.commit()
     assert (tmp_path / "keep.txt").read_text() == "old\n" and (tmp_path / "gone.txt").read_text() == "gone\n"
     assert not (tmp_path / "d").exists()
+
+
+# -- properties ----------------------------------------------------------------------------------------
+
+MARKERS = Path(__file__).parent / "profiles" / "markers"
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+@pytest.mark.parametrize("scope", ["home", "project"])
+def test_a_re_render_leaves_what_a_fresh_render_would(tmp_path: Path, adapter: str, scope: str) -> None:
+    """For every adapter: rendering A then B leaves what rendering B alone does; B empty leaves nothing."""
+    from tackroom.profile.load import load_profile
+
+    full = load_profile([MARKERS], harnesses=ADAPTERS)
+    smaller = Profile(rules=full.rules, mcp=full.mcp[:1], hooks=full.hooks[:1])
+    for later in (smaller, Profile()):
+        again, fresh = tmp_path / f"again-{len(later.rules)}", tmp_path / f"fresh-{len(later.rules)}"
+        render(full, adapter, again, scope)
+        render(later, adapter, again, scope)
+        render(later, adapter, fresh, scope)
+        assert files(again) == files(fresh)
+        assert check([plan(later, adapter, again, scope)]) == []
+    assert not list((tmp_path / "again-0").rglob("*"))  # not even an empty directory
+
+
+KEYS = st.text(alphabet="abcxyz_", min_size=1, max_size=4)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.dictionaries(KEYS, st.dictionaries(KEYS, VALUES, max_size=3) | VALUES, min_size=1, max_size=4),
+    indent=st.sampled_from([None, 2, 4]),
+    pick=st.data(),
+)
+def test_removing_a_member_removes_that_member_and_nothing_else(data: dict, indent: int | None, pick) -> None:  # type: ignore[no-untyped-def,type-arg]
+    key = pick.draw(st.sampled_from(sorted(data)))
+    path: tuple[str, ...] = (key,)
+    if isinstance(data[key], dict) and data[key] and pick.draw(st.booleans()):
+        path = (key, pick.draw(st.sampled_from(sorted(data[key]))))
+    text = "// a comment\n" + json.dumps(data, indent=indent) + " // after\n"
+    left = jsonc.remove_member(text, path)
+    expected = json.loads(json.dumps(data))
+    if len(path) == 1:
+        del expected[key]
+    else:
+        del expected[key][path[1]]
+    assert jsonc.loads(left) == expected
+    assert "// a comment" in left and "// after" in left
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    user=st.lists(
+        st.text(alphabet="ab/#!*. \t\r\x0c", max_size=6).filter(lambda s: "tackroom" not in s), max_size=5
+    ),
+    paths=st.lists(st.text(alphabet="ab/.*[] !#", min_size=1, max_size=6), max_size=4),
+)
+def test_the_gitignore_block_is_idempotent_and_keeps_the_users_lines(
+    user: list[str], paths: list[str]
+) -> None:
+    text = "".join(line + "\n" for line in user)
+    once = gitignore_block(text, paths)
+    assert gitignore_block(once, paths) == once
+    assert once.split("\n")[: len(user)] == user
+    assert gitignore_block(once, []) == gitignore_block(text, [])

@@ -650,7 +650,9 @@ def gitignore_block(text: str, paths: Sequence[str]) -> str:
     Each path is anchored at the root (``/``) and escaped, so it matches that
     one file and nothing the user owns.
     """
-    lines = text.splitlines()
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline; a line's own "\r" stays with it
     start = next((i for i, line in enumerate(lines) if line.strip() == GITIGNORE_BEGIN), None)
     end = None
     if start is not None:
@@ -662,11 +664,9 @@ def gitignore_block(text: str, paths: Sequence[str]) -> str:
             )
     block = [GITIGNORE_BEGIN, *("/" + _gitignore_escape(p) for p in sorted(paths)), GITIGNORE_END]
     if start is not None and end is not None:
-        if not paths and start and not lines[start - 1].strip():
-            start -= 1  # the blank line the block was added after goes with it
         lines[start : end + 1] = block if paths else []
     elif paths:
-        lines += ([""] if lines and lines[-1].strip() else []) + block
+        lines += block  # no blank line before it: removing the block gives back the file as it was
     return "\n".join(lines) + "\n" if lines else ""
 
 
