@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,6 +11,7 @@ from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
+    from tackroom.profile.render import Rendered
 
 app = typer.Typer(help="Render a neutral profile into a harness's native files, or import them back.")
 
@@ -69,7 +70,7 @@ def render(
     """
     from tackroom.adapters.resolve import load_adapters
     from tackroom.cli.detect import chosen_adapter
-    from tackroom.profile.render import Rendered, plan_render
+    from tackroom.profile.render import plan_render
 
     if scope not in ("home", "project"):
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
@@ -130,13 +131,13 @@ def render(
             out.print(f"removed {path}", markup=False)
 
 
-def _write(planned: list[Any], gitignore: bool) -> list[Any]:
+def _write(planned: list[Rendered], gitignore: bool) -> list[Rendered]:
     from tackroom.profile.render import write_all
 
     return write_all(planned, gitignore=gitignore)
 
 
-def _check(planned: list[Any], *, gitignore: bool, as_json: bool, many: bool) -> None:
+def _check(planned: list[Rendered], *, gitignore: bool, as_json: bool, many: bool) -> None:
     """Print what a render would change; exit 1 when anything would."""
     from tackroom.profile.render import check
 
