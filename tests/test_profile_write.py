@@ -232,7 +232,8 @@ def test_an_ownership_record_of_version_1_is_still_honoured(tmp_path: Path) -> N
     render(Profile(rules=(Rule("a", "one\n"),)), "claude-code", tmp_path)
     owned = tmp_path / ".tackroom-owned.json"
     record = json.loads(owned.read_text())
-    owned.write_text(json.dumps({str(tmp_path / k): v for k, v in record["files"].items()}))
+    claims = record["adapters"]["claude-code"]["files"]
+    owned.write_text(json.dumps({str(tmp_path / k): v for k, v in claims.items()}))
     render(Profile(rules=(Rule("a", "two\n"),)), "claude-code", tmp_path)
     assert "two" in (tmp_path / ".claude" / "CLAUDE.md").read_text()
 

@@ -127,6 +127,20 @@ class Transaction:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.files: dict[Path, bytes] = {}
+        self.removals: list[Path] = []
+
+    def remove(self, path: str | os.PathLike[str]) -> Path:
+        """Add one regular file to delete (after every write); its directories go too once empty.
+
+        Directories emptied by the removal are removed up to, never including, the root.
+        """
+        target = inside(self.root, path)
+        found = _lstat(target)
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            raise UnsafePathError(f"{str(target)!r} is not a regular file: tackroom does not remove it")
+        if target not in self.removals:
+            self.removals.append(target)
+        return target
 
     def put(self, path: str | os.PathLike[str], data: bytes) -> Path:
         """Add one file (a path under the root, absolute or relative); returns the checked path."""
@@ -154,12 +168,31 @@ class Transaction:
                 mode = stat.S_IMODE(found.st_mode) if found is not None else None
                 done.append((path, before, mode))
                 write_atomic(path, data, mode)
+            for path in self.removals:
+                before = read_inside(self.root, path)
+                if before is None:
+                    continue
+                mode = stat.S_IMODE(path.lstat().st_mode)
+                path.unlink()
+                done.append((path, before, mode))
+        except UnsafePathError:  # a file swapped for a link or a directory since it was checked
+            self._restore(done, made)
+            raise
         except OSError as exc:
             self._restore(done, made)
             if exc.filename is None:  # a failed write(2) names no file: say which one it was
                 exc.filename = str(path)
             raise
+        self._prune()
         return list(self.files)
+
+    def _prune(self) -> None:
+        """Remove the directories the removals left empty (never the root; a failure is harmless)."""
+        base = inside(self.root)
+        for path in self.removals:
+            for directory in path.relative_to(base).parents[:-1]:
+                with contextlib.suppress(OSError):
+                    (base / directory).rmdir()  # only ever succeeds on an empty directory
 
     def _parents(self, path: Path) -> list[Path]:
         made = []

@@ -11,7 +11,7 @@ from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
-    from tackroom.profile.render import Imported
+    from tackroom.profile.render import Imported, Rendered
 
 app = typer.Typer(help="Render a neutral profile into a harness's native files, or import them back.")
 
@@ -37,11 +37,15 @@ def load(dirs: list[Path]) -> Profile:
 
 
 NAME_ARG = typer.Argument(None, help="Adapter name (default: the project's harness, else the one detected).")
+NAMES_ARG = typer.Argument(
+    None, help="Adapter names (default: the project's harness, else the one detected).", show_default=False
+)
 
 
 @app.command()
 def render(
-    name: str | None = NAME_ARG,
+    names: list[str] | None = NAMES_ARG,
+    every: bool = typer.Option(False, "--all", help="Render for every adapter."),
     profile: list[Path] = PROFILE_OPT,
     into: Path | None = typer.Option(
         None, "--into", file_okay=False, help="Write under this directory (a home layout)."
@@ -49,32 +53,116 @@ def render(
     scope: str = typer.Option(
         "home", "--scope", help="'home' (default) or 'project' (the repo's own files)."
     ),
+    check: bool = typer.Option(
+        False, "--check", help="Write nothing; exit 1 when the files differ from a render (for CI)."
+    ),
+    gitignore: bool = typer.Option(
+        False, "--gitignore", help="With --scope project: list the files tackroom owns in .gitignore."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print what was rendered as JSON."),
 ) -> None:
-    """Render the profile for one harness; without --into or --scope project, only show the plan."""
+    """Render the profile for harnesses; without --into or --scope project, only show the plan.
+
+    A re-render removes what tackroom wrote before and the profile no longer
+    holds (a file changed since is kept, and said), and leaves unchanged files
+    as they are. Several names (or --all) render into the same root together:
+    a file two of them write must come out the same.
+    """
+    from tackroom.adapters.resolve import load_adapters
     from tackroom.cli.detect import chosen_adapter
-    from tackroom.profile.render import plan_render, write
+    from tackroom.profile.render import plan_render
 
     if scope not in ("home", "project"):
         raise typer.BadParameter("must be 'home' or 'project'", param_hint="--scope")
-    adapter = chosen_adapter(name, Path.cwd(), "`tackroom profile render NAME`")
+    if every and names:
+        raise typer.BadParameter("name adapters or give --all, not both", param_hint="--all")
+    if gitignore and scope != "project":
+        raise typer.BadParameter(
+            "only with --scope project (the project's .gitignore)", param_hint="--gitignore"
+        )
+    writes = into is not None or scope == "project"
+    if check and not writes:
+        raise typer.BadParameter("--check compares files on disk: add --into DIR or --scope project")
+    if every:
+        adapters = list(load_adapters(project=Path.cwd()).values())
+    elif names:
+        found = load_adapters(project=Path.cwd())
+        adapters = [found[n] for n in dict.fromkeys(names)]
+    else:
+        adapters = [chosen_adapter(None, Path.cwd(), "`tackroom profile render NAME`")]
     root = Path.cwd() if scope == "project" else (into or Path("<home>"))
     loaded = load(profile)
-    rendered = plan_render(loaded, adapter, root=root, scope="project" if scope == "project" else "home")
-    if into is not None or scope == "project":
-        rendered = write(rendered)
-
+    planned: list[Rendered] = [
+        plan_render(loaded, a, root=root, scope="project" if scope == "project" else "home") for a in adapters
+    ]
+    many = every or len(planned) > 1
     err = console(stderr=True)
-    for note in (*rendered.drops, *loaded.withheld):
+    for note in (*(d for r in planned for d in r.drops), *loaded.withheld):
         err.print(f"[yellow]{escape(str(note))}[/]", highlight=False)
+    if check:
+        _check(planned, gitignore=gitignore, as_json=as_json, many=many)
+        return
+    rendered = _write(planned, gitignore) if writes else planned
+    for note in (n for r in rendered for n in r.kept):
+        err.print(f"[yellow]{escape(note)}[/]", highlight=False)
     if as_json:
-        print_json(rendered.to_json() | {"written": [str(p) for p in rendered.written]})
+        reports = [
+            r.to_json()
+            | {
+                "written": [str(p) for p in r.written],
+                "removed": [str(p) for p in r.removed],
+                "kept": list(r.kept),
+            }
+            for r in rendered
+        ]
+        print_json(reports if many else reports[0])
         return
     out = console()
-    verb = "wrote" if rendered.written else "would write"
-    for output in rendered.outputs:
-        # Paths come from the user's directories and repositories: never read as markup.
-        out.print(f"{verb} {output.path}" + (" (merged)" if output.merge else ""), markup=False)
+    for one in rendered:
+        if many:
+            out.print(f"{one.adapter}:", markup=False)
+        written = set(one.written)
+        for output in dict.fromkeys(o.path for o in one.outputs):
+            merged = any(o.merge for o in one.outputs if o.path == output)
+            verb = "would write" if not writes else ("wrote" if output in written else "unchanged")
+            # Paths come from the user's directories and repositories: never read as markup.
+            out.print(f"{verb} {output}" + (" (merged)" if merged else ""), markup=False)
+        for path in one.removed:
+            out.print(f"removed {path}", markup=False)
+
+
+def _write(planned: list[Rendered], gitignore: bool) -> list[Rendered]:
+    from tackroom.profile.render import write_all
+
+    return write_all(planned, gitignore=gitignore)
+
+
+def _check(planned: list[Rendered], *, gitignore: bool, as_json: bool, many: bool) -> None:
+    """Print what a render would change; exit 1 when anything would."""
+    from tackroom.profile.render import check
+
+    found = check(planned, gitignore=gitignore)
+    if as_json:
+        reports = [
+            {
+                "adapter": r.adapter,
+                "root": str(r.root),
+                "differences": [
+                    d.to_json() for d in found if d.adapter == r.adapter or (not d.adapter and i == 0)
+                ],
+            }
+            for i, r in enumerate(planned)
+        ]
+        print_json(reports if many else reports[0])
+    else:
+        out = console()
+        for difference in found:
+            who = f"{difference.adapter}: " if difference.adapter and many else ""
+            out.print(f"{who}{difference}", markup=False)
+        if not found:
+            out.print("in sync: nothing would change", markup=False)
+    if found:
+        raise typer.Exit(1)
 
 
 @app.command("import")

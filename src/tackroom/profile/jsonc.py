@@ -257,3 +257,46 @@ def _insert(
     if text[at : tokens[close].start].strip():  # only comments inside: keep them after the new member
         return text[:at] + "\n" + indent + member + text[at:]
     return text[:at] + "\n" + indent + member + "\n" + outer + text[tokens[close].start :]
+
+
+def remove_member(text: str, path: tuple[str, ...]) -> str:
+    """``text`` without the member at ``path`` (one or two keys), all else kept; absent: unchanged.
+
+    The member's comma goes with it, and so does its line once nothing else is
+    left on it; a comment inside the member's value is never removed
+    (:class:`CommentLost`), and one after it stays where it was.
+    """
+    all_tokens = _tokens(text)
+    tokens = [t for t in all_tokens if t.kind != "comment"]
+    if not tokens or tokens[0].kind != "{":
+        raise JsoncError("not a JSON object", 1)
+    opened = 0
+    for depth, key in enumerate(path):
+        members, _ = _members(text, tokens, opened)
+        found = members.get(key)
+        if found is None:
+            return text
+        if depth + 1 < len(path):
+            if tokens[found.first].kind != "{":
+                return text
+            opened = found.first
+            continue
+        start, end = tokens[found.key_token].start, tokens[found.last].end
+        if any(t.kind == "comment" and start <= t.start < end for t in all_tokens):
+            raise CommentLost(f"the value of {key!r} holds a comment that removing it would lose")
+        spans = [(start, end)]
+        after = tokens[found.last + 1] if found.last + 1 < len(tokens) else None
+        before = tokens[found.key_token - 1]
+        if after is not None and after.kind == ",":
+            spans = [(start, after.end)]
+        elif before.kind == ",":
+            spans.insert(0, (before.start, before.end))
+        for cut_start, cut_end in reversed(spans):
+            text = text[:cut_start] + text[cut_end:]
+        at = start - sum(e - s for s, e in spans if e <= start)
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", line_start)
+        if line_end >= 0 and not text[line_start:line_end].strip():
+            text = text[:line_start] + text[line_end + 1 :]
+        return text
+    raise AssertionError("path is empty")  # pragma: no cover

@@ -8,13 +8,17 @@ The rules:
   name only when there is none, when it is identical, or when the ownership
   record says tackroom wrote exactly what is there. A same-name entry the user
   wrote is never replaced: the render stops and names it.
-- A list (a hook event's groups, permission rules) keeps the user's items
-  and replaces only tackroom's own (marked ``# tackroom:hook``); an item
-  already there is not added twice.
-- A top-level value that is not a table (``"outputStyle": "x"``) is set when
-  absent, identical, or what tackroom wrote last (the record owns it).
+- A list (a hook event's groups, a permission verdict's rules) keeps the
+  user's items and replaces only tackroom's own (a group marked
+  ``# tackroom:hook``, or an item the ownership record names).
+- A top-level value that is not a table is tackroom's when it is missing,
+  identical, or recorded with the digest that is there.
 - A value of another shape where a table or list goes is the user's, and
   stops the render.
+- What tackroom wrote before and the render no longer produces
+  (:meth:`Settings.remove_stale`) is taken out again when it is as tackroom
+  wrote it, and left (and reported) when someone changed it since; a table
+  left empty goes too, and a file left holding nothing at all is removed.
 
 The file is read as the harnesses read it (JSON with comments and trailing
 commas; TOML) and written back keeping what the user wrote: JSON comments
@@ -25,6 +29,7 @@ with tomlkit, so comments and layout survive. A file that cannot be read is a
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,11 +38,9 @@ from typing import Any
 
 from tackroom.errors import ConfigError, Problem, ProfileError
 from tackroom.profile import jsonc
-from tackroom.profile.owned import Owned
+from tackroom.profile.owned import Owned, entry_digest
 
 Change = tuple[str, ...]
-TOP = ""
-"""The ownership record's table name for top-level keys that are not tables (``"outputStyle": "x"``)."""
 
 
 @dataclass
@@ -51,10 +54,24 @@ class Settings:
     data: dict[str, Any]
     changes: list[Change] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    removals: list[Change] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """What tackroom wrote before, no longer renders, and left because someone changed it since."""
+    raw: bytes | None = None
+    before: Any = None
+
+    def __post_init__(self) -> None:
+        self.before = copy.deepcopy(self.data)
 
     @classmethod
     def read(cls, path: Path, rel: str, fmt: str, raw: bytes | None) -> Settings:
         """Parse what is on disk (``raw``; None when there is no file)."""
+        found = cls._read(path, rel, fmt, raw)
+        found.raw = raw
+        return found
+
+    @classmethod
+    def _read(cls, path: Path, rel: str, fmt: str, raw: bytes | None) -> Settings:
         if raw is None:
             return cls(path, rel, fmt, None, {})
         try:
@@ -74,16 +91,21 @@ class Settings:
             )
         return cls(path, rel, fmt, text, data)
 
-    def merge(self, top: Mapping[str, Any], owned: Owned) -> None:
-        """Fold an engine's keys in, recording conflicts and what tackroom now owns."""
+    def merge(self, top: Mapping[str, Any], owned: Owned, record: Owned | None = None) -> None:
+        """Fold an engine's keys in, recording conflicts and what tackroom now owns.
+
+        ``owned`` says what tackroom wrote before (may be replaced); the claims
+        of this render are recorded in ``record`` (default: ``owned``).
+        """
+        record = owned if record is None else record
         for key, value in top.items():
             old = self.data.get(key)
             if not isinstance(value, dict):
-                if old is not None and old != value and not owned.owns_entry(self.rel, TOP, key, old):
+                if old is not None and old != value and not owned.owns_key(self.rel, key, old):
                     self.conflicts.append(f"{key!r} is already set to something else")
                     continue
-                owned.record_entry(self.rel, TOP, key, value)
                 self.data[key] = value
+                record.record_key(self.rel, key, value)
                 self.changes.append((key,))
             elif old is not None and not isinstance(old, dict):
                 self.conflicts.append(f"{key!r} is not a table")
@@ -93,16 +115,20 @@ class Settings:
                         self.changes.append((key,))  # a null is replaced whole
                     self.data[key] = {}
                 for name, entry in value.items():
-                    self._entry(key, name, entry, owned)
+                    self._entry(key, name, entry, owned, record)
 
-    def _entry(self, key: str, name: str, entry: Any, owned: Owned) -> None:
+    def _entry(self, key: str, name: str, entry: Any, owned: Owned, record: Owned) -> None:
         table = self.data[key]
         old = table.get(name)
         if isinstance(entry, list):
             if old is not None and not isinstance(old, list):
                 self.conflicts.append(f"{key}.{name} is not a list")
                 return
-            entry = [g for g in (old or []) if not _ours(g) and g not in entry] + entry
+            users = [g for g in (old or []) if not _ours(g) and not owned.owns_item(self.rel, key, name, g)]
+            for item in entry:
+                if item not in users:  # one the user wrote too stays the user's
+                    record.record_item(self.rel, key, name, item)
+            entry = users + [item for item in entry if item not in users]
         elif old is not None and old != entry and not owned.owns_entry(self.rel, key, name, old):
             self.conflicts.append(
                 f"{name!r} in {key!r} is already there and tackroom did not write it (rename it in "
@@ -110,19 +136,95 @@ class Settings:
             )
             return
         else:
-            owned.record_entry(self.rel, key, name, entry)
+            record.record_entry(self.rel, key, name, entry)
         table[name] = entry
         self.changes.append((key, name))
 
-    def dump(self) -> bytes:
-        """The file's new bytes: what the user wrote kept, tackroom's members set."""
+    def remove_stale(self, before: Owned, now: Owned, others: Owned) -> None:
+        """Take out what ``before`` claims here and neither ``now`` nor ``others`` does.
+
+        Only what is still as tackroom wrote it goes; anything changed since is
+        left and reported in :attr:`kept`. A hook group marked as tackroom's in
+        a list no claim of ``now`` or ``others`` names goes too (records of
+        version 2 did not list them).
+        """
+        rel = self.rel
+        for table, names in sorted(before.entries.get(rel, {}).items()):
+            for name, recorded in sorted(names.items()):
+                if _claimed(now.entries, rel, table, name) or _claimed(others.entries, rel, table, name):
+                    continue
+                current = (
+                    self.data.get(table, {}).get(name) if isinstance(self.data.get(table), dict) else None
+                )
+                if current is None:
+                    continue
+                if entry_digest(current) != recorded:
+                    self.kept.append(
+                        f"{self.path}: {table}.{name} changed since tackroom wrote it: left as it is"
+                    )
+                    continue
+                del self.data[table][name]
+                self._removed(table, name)
+        for table, value in sorted(self.data.items()):
+            if not isinstance(value, dict):
+                continue
+            for name, current in sorted(value.items()):
+                if not isinstance(current, list):
+                    continue
+                stale = set(before.items.get(rel, {}).get(table, {}).get(name, []))
+                stale -= {*now.items.get(rel, {}).get(table, {}).get(name, [])}
+                stale -= {*others.items.get(rel, {}).get(table, {}).get(name, [])}
+                named = _claimed(now.items, rel, table, name) or _claimed(others.items, rel, table, name)
+                left = [i for i in current if entry_digest(i) not in stale and (named or not _ours(i))]
+                if left == current:
+                    continue
+                if left:
+                    value[name] = left
+                    self.changes.append((table, name))
+                else:
+                    del value[name]
+                    self._removed(table, name)
+        for key, recorded in sorted(before.keys.get(rel, {}).items()):
+            if key in now.keys.get(rel, {}) or key in others.keys.get(rel, {}) or key not in self.data:
+                continue
+            if entry_digest(self.data[key]) != recorded:
+                self.kept.append(f"{self.path}: {key} changed since tackroom wrote it: left as it is")
+                continue
+            del self.data[key]
+            self.removals.append((key,))
+
+    def _removed(self, table: str, name: str) -> None:
+        self.removals.append((table, name))
+        if not self.data[table]:
+            del self.data[table]
+            self.removals.append((table,))
+
+    @property
+    def unchanged(self) -> bool:
+        """Whether the data is what was read (the file is then not rewritten)."""
+        return self.raw is not None and _canonical(self.data) == _canonical(self.before)
+
+    def dump(self) -> bytes | None:
+        """The file's new bytes: what the user wrote kept, tackroom's members set.
+
+        The bytes read when nothing changed; None when removals left the file
+        holding nothing at all (it is then removed).
+        """
+        if self.unchanged:
+            return self.raw
         if self.format == "toml":
-            return self._toml().encode("utf-8")
+            text = self._toml()
+            return None if self.removals and not self.data and not text.strip() else text.encode("utf-8")
         if self.text is None or not jsonc.has_comments(self.text):
+            if self.removals and not self.data:
+                return None
             return (jsonc.dumps(self.data) + "\n").encode("utf-8")
         text = self.text
         try:
-            for change in self.changes:
+            for removal in self.removals:
+                if not any(removal[:n] in self.removals for n in range(1, len(removal))):
+                    text = jsonc.remove_member(text, removal)
+            for change in self._changed():
                 text = jsonc.set_member(text, change, _at(self.data, change))
         except jsonc.CommentLost as exc:
             raise ProfileError(f"not writing {self.path}: {exc}; move that comment out of it") from exc
@@ -141,7 +243,14 @@ class Settings:
 
         try:
             document = tomlkit.parse(self.text)
-            for change in self.changes:
+            for removal in self.removals:
+                if any(removal[:n] in self.removals for n in range(1, len(removal))):
+                    continue
+                if len(removal) == 1:
+                    document.pop(removal[0], None)
+                elif removal[0] in document:
+                    document[removal[0]].pop(removal[1], None)
+            for change in self._changed():
                 if len(change) == 1:
                     document[change[0]] = self.data[change[0]]
                     continue
@@ -153,6 +262,14 @@ class Settings:
             raise _cannot(self.path) from exc
         _verify(self.path, _same_toml(text, self.data))
         return text
+
+    def _changed(self) -> list[Change]:
+        """The changes still standing once the removals are done (a removed key is not set again)."""
+        return [c for c in self.changes if all(c[: len(r)] != r for r in self.removals)]
+
+
+def _claimed(claims: Mapping[str, Mapping[str, Mapping[str, Any]]], rel: str, table: str, name: str) -> bool:
+    return name in claims.get(rel, {}).get(table, {})
 
 
 def _verify(path: Path, ok: bool) -> None:

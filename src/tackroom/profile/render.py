@@ -9,6 +9,12 @@ Ownership is recorded in ``.tackroom-owned.json`` at the target root
 (:mod:`tackroom.profile.owned`); files a harness shares with other settings are
 merged into, entry by entry (:mod:`tackroom.profile.merge`). No path leaves the
 target root and no link in it is followed, on render or on import.
+
+A write (:func:`write_all`) makes the target what the renders describe: files
+whose bytes would not change are left alone, and what the record says these
+adapters wrote before and they no longer produce is removed (unless changed
+since, then kept and reported). :func:`check` says what a write would change,
+writing nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output, P
 from tackroom.profile.load import check_item_name
 from tackroom.profile.merge import Settings
 from tackroom.profile.model import Native, Permissions, Profile
-from tackroom.profile.owned import OWNED, Owned, digest, read_owned
+from tackroom.profile.owned import LEGACY, OWNED, Owned, Record, digest, read_record
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
@@ -99,6 +105,11 @@ class Rendered:
     drops: tuple[Drop, ...]
     root: Path
     written: tuple[Path, ...] = field(default=())
+    """Files written (a file whose bytes would not change is not)."""
+    removed: tuple[Path, ...] = field(default=())
+    """Files an earlier render wrote that this one no longer produces."""
+    kept: tuple[str, ...] = field(default=())
+    """What an earlier render wrote, this one no longer produces, and was left: changed since."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -403,68 +414,339 @@ def _target(
 
 
 def write(rendered: Rendered) -> Rendered:
-    """Write a render, all of it or none of it, recording what tackroom owns.
+    """Write one render, all of it or none of it (:func:`write_all`)."""
+    return write_all([rendered])[0]
+
+
+def write_all(rendereds: Sequence[Rendered], *, gitignore: bool = False) -> list[Rendered]:
+    """Write renders into one root, all of them or none, and make the root what they describe.
 
     Everything is checked and prepared before the first byte is written: each
     target proven inside the root with no link on the way, each existing file
     read as the harness reads it, each conflict collected (a file or a
-    same-name entry tackroom did not write). Then every file, and the
-    ownership record, is replaced atomically; if one write fails, the files
-    already replaced get their old content back.
+    same-name entry tackroom did not write; one file two of the renders, or
+    this render and an earlier one for another harness, would write
+    differently). A file whose bytes would not change is not rewritten. What
+    the ownership record says these adapters wrote before and the renders no
+    longer produce is removed: a whole file, or an entry, list item or key of
+    a settings file shared with the user, when it is still as tackroom wrote
+    it; anything changed since is left where it is and reported in
+    :attr:`Rendered.kept` (it is the user's from then on). Directories left
+    empty go too. Then every file, and the ownership record, is replaced or
+    removed atomically; if one step fails, everything already done is undone.
+
+    ``gitignore`` adds the whole files tackroom owns under the root (and the
+    record) to its ``.gitignore``, in a marked block (:func:`gitignore_block`).
     """
-    root = rendered.root
-    owned = read_owned(root)
-    files = Transaction(root)
-    conflicts: list[str] = []
-    for path, outputs in _by_path(rendered.outputs).items():
-        data, problems = _prepare(root, path, outputs, owned)
-        conflicts += problems
-        if data is not None:
-            files.put(path, data)
-    if conflicts:
-        raise ProfileError("not writing anything: " + "; ".join(conflicts))
-    written = list(files.files)
-    files.put(OWNED, owned.dump())
+    plan = _plan(rendereds, gitignore=gitignore)
+    if plan.conflicts:
+        raise ProfileError("not writing anything: " + "; ".join(m for _, m in plan.conflicts))
+    files = Transaction(plan.root)
+    for path, data in plan.puts.items():
+        files.put(path, data)
+    for path in plan.removes:
+        files.remove(path)
     try:
         files.commit()
     except OSError as exc:
-        where = exc.filename or root
+        where = exc.filename or plan.root
         raise ProfileError(
             f"could not write {where}: {exc.strerror or exc}; nothing was changed (files already written "
             "were put back)"
         ) from exc
-    return Rendered(rendered.adapter, rendered.outputs, rendered.drops, root, tuple(written))
+    done = []
+    for rendered in rendereds:
+        mine = plan.changed.get(rendered.adapter, ([], [], []))
+        done.append(
+            Rendered(
+                rendered.adapter,
+                rendered.outputs,
+                rendered.drops,
+                plan.root,
+                tuple(mine[0]),
+                tuple(mine[1]),
+                tuple(mine[2]),
+            )
+        )
+    return done
 
 
-def _by_path(outputs: Sequence[Output]) -> dict[Path, list[Output]]:
-    grouped: dict[Path, list[Output]] = {}
-    for output in outputs:
-        grouped.setdefault(output.path, []).append(output)
-    return grouped
+Change = Literal["new", "changed", "removed", "conflict"]
 
 
-def _prepare(root: Path, path: Path, outputs: list[Output], owned: Owned) -> tuple[bytes | None, list[str]]:
-    """One file's new bytes (None when it cannot be written) and its conflicts, read from what is there."""
-    target = inside(root, path)
-    rel = target.relative_to(inside(root)).as_posix()
-    existing = read_inside(root, rel)
-    merges = [o for o in outputs if o.merge]
-    if not merges:
-        whole = outputs[-1]
-        data = _whole(whole)
-        if existing is not None and existing != data and not owned.owns_file(rel, existing):
-            return None, [
+@dataclass(frozen=True)
+class Difference:
+    """One file a render would create, change or remove (or could not write: ``conflict``)."""
+
+    path: Path
+    change: Change
+    adapter: str
+    """The adapter whose render it is ("" for the ownership record and ``.gitignore``)."""
+    note: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": str(self.path), "change": self.change, "adapter": self.adapter, "note": self.note}
+
+    def __str__(self) -> str:
+        verb = {"new": "would create", "changed": "would change", "removed": "would remove"}
+        said = f"{verb.get(self.change, 'cannot write')} {self.path}"
+        return said + (f" ({self.note})" if self.note else "")
+
+
+def check(rendereds: Sequence[Rendered], *, gitignore: bool = False) -> list[Difference]:
+    """What writing ``rendereds`` (:func:`write_all`) would change on disk, writing nothing.
+
+    Empty when the files are in sync. Only content counts: the ownership
+    record is not compared, so a checkout that holds the rendered files but no
+    record is in sync. A file the render could not write (it is not
+    tackroom's) is a ``conflict`` difference, not an error.
+    """
+    plan = _plan(rendereds, gitignore=gitignore)
+    found = [d for d in plan.differences if d.path != inside(plan.root, OWNED)]
+    whose = {o.path: r.adapter for r in reversed(rendereds) for o in r.outputs}
+    found += [Difference(p, "conflict", whose.get(p, ""), message) for p, message in plan.conflicts]
+    return sorted(found, key=lambda d: (str(d.path), d.change))
+
+
+@dataclass
+class _Plan:
+    root: Path
+    puts: dict[Path, bytes] = field(default_factory=dict)
+    removes: list[Path] = field(default_factory=list)
+    conflicts: list[tuple[Path, str]] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    changed: dict[str, tuple[list[Path], list[Path], list[str]]] = field(default_factory=dict)
+    """Per adapter: written, removed, kept."""
+
+    def put(self, path: Path, data: bytes, existing: bytes | None, adapter: str) -> None:
+        if existing == data:
+            return
+        self.puts[path] = data
+        self.differences.append(Difference(path, "new" if existing is None else "changed", adapter))
+        self.changed.setdefault(adapter, ([], [], []))[0].append(path)
+
+    def remove(self, path: Path, adapter: str) -> None:
+        self.removes.append(path)
+        self.differences.append(Difference(path, "removed", adapter))
+        self.changed.setdefault(adapter, ([], [], []))[1].append(path)
+
+    def keep(self, note: str, adapter: str) -> None:
+        self.changed.setdefault(adapter, ([], [], []))[2].append(note)
+
+
+def _plan(rendereds: Sequence[Rendered], *, gitignore: bool) -> _Plan:
+    """Everything writing ``rendereds`` does, computed from what is on disk."""
+    if not rendereds:
+        raise ProfileError("nothing to render")
+    root = rendereds[0].root
+    if any(inside(r.root) != inside(root) for r in rendereds):
+        raise ProfileError("renders written together must share one root")
+    names = frozenset(r.adapter for r in rendereds)
+    record = read_record(root)
+    plan = _Plan(root)
+    before = record.all(but=frozenset(record.adapters) - names - {LEGACY})
+    others = record.all(but=names | {LEGACY})
+    fresh = {name: Owned() for name in names}
+    done: set[str] = set()
+    by_path: dict[Path, list[tuple[str, Output]]] = {}
+    for rendered in rendereds:
+        for output in rendered.outputs:
+            by_path.setdefault(output.path, []).append((rendered.adapter, output))
+    for path, outputs in by_path.items():
+        target = inside(root, path)
+        rel = target.relative_to(inside(root)).as_posix()
+        done.add(rel)
+        existing = read_inside(root, rel)
+        if all(o.merge for _, o in outputs):
+            settings = Settings.read(target, rel, outputs[0][1].format, existing)
+            for adapter, output in outputs:
+                settings.merge(dict(output.data or {}), record.all(), fresh[adapter])
+            if settings.conflicts:
+                plan.conflicts += [(target, f"{target}: {c}") for c in settings.conflicts]
+                continue
+            settings.remove_stale(before, _merged(fresh), others)
+            _settle(plan, settings, existing, outputs[0][0])
+            continue
+        problem = _whole_file(plan, record, names, target, rel, outputs, existing)
+        if problem is not None:
+            plan.conflicts.append((target, problem))
+            continue
+        for adapter, output in outputs:
+            fresh[adapter].files[rel] = digest(_whole(output))
+    now = _merged(fresh)
+    for rel, recorded in sorted(before.files.items()):
+        if rel in now.files or rel in others.files or rel in done:
+            continue
+        owner = _owner(record, names, rel)
+        try:
+            existing = read_inside(root, rel)
+        except UnsafePathError as exc:
+            plan.keep(f"{exc}: left alone, and no longer tackroom's", owner)
+            continue
+        if existing is None:
+            continue
+        if digest(existing) != recorded:
+            plan.keep(f"{inside(root, rel)} changed since tackroom wrote it: left as it is, now yours", owner)
+            continue
+        plan.remove(inside(root, rel), owner)
+    for rel in sorted(before.merged() - done):
+        owner = _owner(record, names, rel)
+        try:
+            existing = read_inside(root, rel)
+        except UnsafePathError as exc:
+            plan.keep(f"{exc}: left alone, and no longer tackroom's", owner)
+            continue
+        if existing is None:
+            continue
+        target = inside(root, rel)
+        settings = Settings.read(target, rel, "toml" if rel.endswith(".toml") else "json", existing)
+        settings.remove_stale(before, now, others)
+        _settle(plan, settings, existing, owner)
+    kept = Record({n: c for n, c in record.adapters.items() if n not in names and n != LEGACY and c})
+    kept.adapters.update({n: c for n, c in fresh.items() if c})
+    _record(plan, kept)
+    if gitignore:
+        _gitignore(plan, kept)
+    return plan
+
+
+def _merged(claims: dict[str, Owned]) -> Owned:
+    return Record(dict(claims)).all()
+
+
+def _owner(record: Record, names: frozenset[str], rel: str) -> str:
+    """The adapter (of those rendering) a stale claim on ``rel`` is reported under."""
+    for name in sorted(names):
+        claims = record.adapters.get(name)
+        if claims is not None and (rel in claims.files or rel in claims.merged()):
+            return name
+    return sorted(names)[0]
+
+
+def _whole_file(
+    plan: _Plan,
+    record: Record,
+    names: frozenset[str],
+    target: Path,
+    rel: str,
+    outputs: list[tuple[str, Output]],
+    existing: bytes | None,
+) -> str | None:
+    """Plan one file tackroom owns whole; the conflict that stops it, if any."""
+    if any(o.merge for _, o in outputs):
+        merged = sorted({a for a, o in outputs if o.merge})
+        whole = sorted({a for a, o in outputs if not o.merge})
+        return (
+            f"{target}: {', '.join(whole)} would own it whole and {', '.join(merged)} would merge into it; "
+            "render them into different roots (--into)"
+        )
+    datas = {adapter: _whole(output) for adapter, output in outputs}
+    if len(set(datas.values())) > 1:
+        which = " and ".join(sorted(datas))
+        return (
+            f"{target} would be written differently for {which}; give them the same content in the "
+            "profile (or per-harness items for one), or render them into different roots (--into)"
+        )
+    data = next(iter(datas.values()))
+    if existing is not None and existing != data:
+        others = [n for n in record.claimants(rel, but=names) if record.adapters[n].owns_file(rel, existing)]
+        if others:
+            adapter = next(iter(datas))
+            return (
+                f"{target} was rendered for {', '.join(others)} with other content; render "
+                f"{adapter} and {', '.join(others)} together (`tackroom profile render {adapter} "
+                f"{' '.join(others)}`) from a profile that gives both the same"
+            )
+        if not record.all().owns_file(rel, existing):
+            return (
                 f"{target} exists and tackroom does not own it (move it aside, or render into an "
                 "isolated home or another directory with --into)"
-            ]
-        owned.files[rel] = digest(data)
-        return data, []
-    settings = Settings.read(target, rel, merges[0].format, existing)
-    for output in merges:
-        settings.merge(dict(output.data or {}), owned)
-    if settings.conflicts:
-        return None, [f"{target}: {c}" for c in settings.conflicts]
-    return settings.dump(), []
+            )
+    first, *more = sorted(datas)
+    plan.put(target, data, existing, first)
+    if existing != data:
+        for adapter in more:  # written for each harness that renders it
+            plan.changed.setdefault(adapter, ([], [], []))[0].append(target)
+    return None
+
+
+def _settle(plan: _Plan, settings: Settings, existing: bytes | None, adapter: str) -> None:
+    """Plan a merged settings file: rewritten when it changes, removed when nothing is left in it."""
+    for note in settings.kept:
+        plan.keep(note, adapter)
+    data = settings.dump()
+    if data is None:
+        if existing is not None:
+            plan.remove(settings.path, adapter)
+        return
+    plan.put(settings.path, data, existing, adapter)
+
+
+def _record(plan: _Plan, record: Record) -> None:
+    """Plan the ownership record: written when it changes, removed once it claims nothing."""
+    target = inside(plan.root, OWNED)
+    existing = read_inside(plan.root, OWNED)
+    if record.adapters:
+        data = record.dump()
+        if existing != data:
+            plan.puts[target] = data
+            plan.differences.append(Difference(target, "new" if existing is None else "changed", ""))
+    elif existing is not None:
+        plan.removes.append(target)
+        plan.differences.append(Difference(target, "removed", ""))
+
+
+GITIGNORE_BEGIN = "# >>> tackroom (rendered files)"
+GITIGNORE_END = "# <<< tackroom"
+
+
+def gitignore_block(text: str, paths: Sequence[str]) -> str:
+    """``text`` (a ``.gitignore``) with tackroom's marked block holding exactly ``paths``.
+
+    The block is replaced where it is (added at the end when there is none,
+    removed when ``paths`` is empty); every line of the user's stays as it was.
+    Each path is anchored at the root (``/``) and escaped, so it matches that
+    one file and nothing the user owns.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline; a line's own "\r" stays with it
+    start = next((i for i, line in enumerate(lines) if line.strip() == GITIGNORE_BEGIN), None)
+    end = None
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() == GITIGNORE_END), None)
+        if end is None:
+            raise ProfileError(
+                f".gitignore: the line {GITIGNORE_BEGIN!r} has no {GITIGNORE_END!r} after it; add it back "
+                "(or remove the start line) and render again"
+            )
+    block = [GITIGNORE_BEGIN, *("/" + _gitignore_escape(p) for p in sorted(paths)), GITIGNORE_END]
+    if start is not None and end is not None:
+        lines[start : end + 1] = block if paths else []
+    elif paths:
+        lines += block  # no blank line before it: removing the block gives back the file as it was
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _gitignore_escape(rel: str) -> str:
+    escaped = "".join("\\" + c if c in "*?[]\\!#" else c for c in rel)
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
+
+
+def _gitignore(plan: _Plan, record: Record) -> None:
+    """Plan the project's ``.gitignore``: tackroom's block lists the whole files it owns, and the record."""
+    owned = sorted({rel for claims in record.adapters.values() for rel in claims.files})
+    paths = [*owned, OWNED] if record.adapters else []
+    target = inside(plan.root, ".gitignore")
+    existing = read_inside(plan.root, ".gitignore")
+    text = "" if existing is None else existing.decode("utf-8", "surrogateescape")
+    updated = gitignore_block(text, paths)
+    if existing is None and not updated:
+        return
+    data = updated.encode("utf-8", "surrogateescape")
+    if existing != data:
+        plan.puts[target] = data
+        plan.differences.append(Difference(target, "new" if existing is None else "changed", ""))
 
 
 def _whole(output: Output) -> bytes:
