@@ -16,6 +16,10 @@ the harness it is imported as and the native items it holds, counted by hand
 - ``render_all``: it renders (``--scope project``) for every built-in adapter;
 - ``roundtrip``: rendered back for its own harness and imported again, every
   imported item comes back the same (``import(render(import(x))) == import(x)``);
+- ``report``: without ``--json`` the CLI names every item it dropped;
+- ``never_widen`` (fixtures with ``[denied]``): an agent the native files deny
+  tools is imported with at least those tools denied, or dropped by name, and
+  keeps them denied when rendered back and imported again;
 - ``secrets`` (fixtures that list some): no literal secret of the source reaches
   the CLI's output or the profile written.
 
@@ -44,7 +48,20 @@ from tackroom.profile.model import Profile
 from tackroom.profile.render import Imported, import_native, plan_render, write
 
 REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
-CHECKS = ("cli", "strict", "counts", "summary", "loads", "render_all", "roundtrip", "secrets")
+CHECKS = (
+    "cli",
+    "strict",
+    "report",
+    "counts",
+    "summary",
+    "loads",
+    "render_all",
+    "roundtrip",
+    "never_widen",
+    "secrets",
+)
+OPTIONAL = {"never_widen": "denied", "secrets": "secrets"}
+"""Checks that run only for fixtures whose EXPECT.toml has the key."""
 KINDS = ("rules", "skills", "agents", "commands", "mcp", "hooks", "permissions", "env", "native")
 ALIASES = {
     "rules": ("rule", "rules", "path-scoped rule", "scoped_rules", "scoped-rules", "scoped rule"),
@@ -68,7 +85,7 @@ def _repos() -> list[str]:
 
 def _expect(repo: str) -> dict[str, Any]:
     data = tomllib.loads((REPOS / repo / "EXPECT.toml").read_text(encoding="utf-8"))
-    unknown = set(data) - {"harness", "found", "pending", "secrets"}
+    unknown = set(data) - {"harness", "found", "pending", "secrets", "denied"}
     assert not unknown, f"{repo}/EXPECT.toml: unknown keys {sorted(unknown)}"
     assert set(data["found"]) <= set(KINDS), f"{repo}/EXPECT.toml: unknown kinds in [found]"
     assert set(data.get("pending", {})) <= set(CHECKS), f"{repo}/EXPECT.toml: unknown checks in [pending]"
@@ -79,7 +96,7 @@ def _cases() -> Iterator[Any]:
     for repo in _repos():
         pending = _expect(repo).get("pending", {})
         for check in CHECKS:
-            if check == "secrets" and not _expect(repo).get("secrets"):
+            if check in OPTIONAL and not _expect(repo).get(OPTIONAL[check]):
                 continue
             marks = [pytest.mark.xfail(strict=True, reason=pending[check])] if check in pending else []
             yield pytest.param(repo, check, marks=marks, id=f"{repo}-{check}")
@@ -270,11 +287,12 @@ def check_summary(run: Run) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     table = _summary_table(json.loads(run.stdout))
     assert table is not None, f"no per-kind found/imported/passthrough/dropped table in: {run.stdout[:1500]}"
-    ours = {k: dict(v) for k, v in _table(run.library()).items() if v["found"]}
     theirs = {k: v for k, v in table.items() if v["found"]}
     for row in theirs.values():
         assert row["found"] == row["imported"] + row["passthrough"] + row["dropped"], theirs
-    assert theirs == ours
+    expected = {kind: n for kind, n in run.expect["found"].items() if n}
+    assert {k: v["found"] for k, v in theirs.items()} == expected
+    assert theirs == {k: dict(v) for k, v in _table(run.library()).items() if v["found"]}
 
 
 def _written(run: Run) -> Profile:
@@ -325,6 +343,51 @@ def check_roundtrip(run: Run) -> None:
     assert not problems, "\n".join(problems)
 
 
+def check_report(run: Run) -> None:
+    dropped = sorted({d.name for d in run.library().dropped if d.field is None})
+    done = run_cli(
+        "profile",
+        "import",
+        run.harness,
+        "--from",
+        str(REPOS / run.repo),
+        "--scope",
+        "project",
+        "--into",
+        str(run.scratch / "report"),
+        cwd=run.scratch,
+        env={"COLUMNS": "250"},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = " ".join((done.stdout + done.stderr).split())
+    unnamed = [name for name in dropped if " ".join(name.split()) not in said]
+    assert not unnamed, f"dropped without being named: {unnamed}\n{said[:2000]}"
+
+
+def _denied(profile: Profile, agent: str) -> set[str] | None:
+    found = next((a for a in profile.agents if a.name == agent), None)
+    return None if found is None else set(found.disallowed_tools)
+
+
+def check_never_widen(run: Run) -> None:
+    imported = run.library()
+    dropped = {d.name for d in imported.dropped if d.field is None}
+    root = run.scratch / "never-widen"
+    root.mkdir(exist_ok=True)
+    write(plan_render(imported.profile, run.adapter, root=root, scope="project"))
+    again = import_native(run.adapter, root=root, scope="project").profile
+    for agent, tools in run.expect["denied"].items():
+        denied = _denied(imported.profile, agent)
+        if denied is None:
+            assert agent in dropped, f"agent {agent!r} was neither imported nor dropped by name"
+            continue
+        assert set(tools) <= denied, f"{agent!r}: denied {sorted(denied)}, natively {tools}"
+        back = _denied(again, agent)
+        assert back is not None, f"agent {agent!r} did not come back from its own harness"
+        assert set(tools) <= back, f"agent {agent!r} came back denying only {sorted(back)}"
+
+
 def check_secrets(run: Run) -> None:
     secrets = run.expect["secrets"]
     assert "Traceback" not in run.stderr, run.stderr
@@ -343,5 +406,7 @@ CHECK = {
     "loads": check_loads,
     "render_all": check_render_all,
     "roundtrip": check_roundtrip,
+    "report": check_report,
+    "never_widen": check_never_widen,
     "secrets": check_secrets,
 }
