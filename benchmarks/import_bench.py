@@ -63,7 +63,7 @@ def setup(root: Path) -> None:
     _put(root / "CLAUDE.md", f"# Big project\n\n{PARAGRAPH}\n\n## Commands\n- make test\n")
     for i in range(COMMANDS):
         rel = f"ns{i % 10}/cmd-{i:03d}.md" if i % 2 else f"cmd-{i:03d}.md"
-        head = f"---\ndescription: Command {i}\nargument-hint: \"[target] [mode]\"\n"
+        head = f'---\ndescription: Command {i}\nargument-hint: "[target] [mode]"\n'
         head += "allowed-tools: Bash(git status:*), Read, Grep\n---\n\n" if i % 3 == 0 else "---\n\n"
         _put(claude / "commands" / rel, head + f"Do task {i} for $ARGUMENTS.\n\n{PARAGRAPH}\n")
     for i in range(AGENTS):

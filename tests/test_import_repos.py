@@ -3,7 +3,7 @@
 Each directory under ``tests/fixtures/repos`` is a project laid out as public
 repositories lay out their agent configuration, with an ``EXPECT.toml`` giving
 the harness it is imported as and the native items it holds, counted by hand
-(see the README there). For each one, seven checks:
+(see the README there). For each one, these checks:
 
 - ``cli``: ``tackroom profile import H --from DIR --scope project --into TMP --json``
   exits 0 with no traceback, prints JSON, and leaves the source tree as it was;
