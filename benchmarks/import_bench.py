@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -217,6 +218,7 @@ def main() -> None:
                 for name, seconds in sample.items():
                     times[name].append(seconds)
             shutil.rmtree(here)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     medians = {k: statistics.median(v) * 1000 for k, v in times.items()}
     ours_common = medians["tackroom import"] + medians["tackroom render, common targets"]
     ours_every = medians["tackroom import"] + medians["tackroom render, every adapter"]
@@ -235,7 +237,8 @@ in .claude/settings.json, {SERVERS} MCP servers, CLAUDE.md. tackroom: `profile i
 --scope project` (CLI), then one process rendering the profile (`--scope project`) for every
 built-in adapter ({len(every)}: {", ".join(every)}), or for the targets rulesync also knows
 ({", ".join(common)}). rulesync: {RULESYNC}, `import -t claudecode` then `generate` for those
-targets, features {FEATURES}.
+targets, features {FEATURES}. Load average (1, 5, 15 min) when the rounds ended: {load}
+(the machine is shared: a load above its core count slows both sides).
 
 | step | median ms |
 |---|---|
@@ -256,6 +259,13 @@ What each side imported from the setup (counted from what it wrote):
 |---|{"---|" * len(kinds)}
 {imported}
 """
+    short = [k for k in kinds if counts["tackroom"][k] < counts["rulesync"][k]]
+    if short:
+        body += (
+            "\ntackroom read less than rulesync here ("
+            + ", ".join(f"{k} {counts['tackroom'][k]} of {counts['rulesync'][k]}" for k in short)
+            + "): what it did not import it did not spend time on either.\n"
+        )
     write_section("import", body)
     print(body)
 
