@@ -94,8 +94,8 @@ def test_claude_syntax_reads_back_as_the_neutral_template(tmp_path: Path) -> Non
 
 
 def test_a_construct_the_harness_lacks_drops_the_command_by_name(tmp_path: Path) -> None:
-    ctx = context("gemini", "commands", tmp_path, shell="!{{{cmd}}}")
-    ok = Command("ok", "fine", "Run !{date} with {{args}}", model="gemini-pro")
+    # gemini as it would be without file inclusion and namespaces: each construct it lacks drops.
+    ctx = context("gemini", "commands", tmp_path, shell="!{{{cmd}}}", include=None, namespaces=False)
     ok = Command("ok", "fine", "Run !{date} with $ARGUMENTS", model="gemini-pro")
     rendered = engine("dir").render(
         ctx,
@@ -504,3 +504,17 @@ def test_globs_a_harness_reads_as_always_on_are_dropped_not_changed(tmp_path: Pa
     ctx = context("copilot", "scoped_rules", tmp_path)
     assert engine("rule-dir").render(ctx, [Rule("all", "x\n", globs=("**",))]) == []
     assert dropped(ctx) == [("path-scoped rule", "all", None)]
+
+
+def test_an_agent_whose_tool_list_the_adapter_cannot_read_is_not_imported(tmp_path: Path) -> None:
+    """Qwen's adapter writes no subagent tools: an agent limited to two tools must not come in unlimited."""
+    put(
+        tmp_path / "reviewer.md",
+        "---\nname: reviewer\ndescription: d\ntools:\n  - read_file\n  - grep\n---\nBody\n",
+    )
+    put(tmp_path / "helper.md", "---\nname: helper\ndescription: d\n---\nBody\n")
+    ctx = context("qwen", "subagents", tmp_path)
+    assert ctx.capability.tools is None
+    assert [a.name for a in engine("dir").parse(ctx)] == ["helper"]
+    [drop] = ctx.drops
+    assert (drop.name, drop.field) == ("reviewer", None) and "widen" in drop.reason

@@ -31,6 +31,7 @@ from tackroom.profile.load import load_profile
 from tackroom.profile.model import Agent, Profile
 from tackroom.profile.render import _target, import_native, plan_render, write
 from tackroom.profile.write import write_loadable
+from tackroom.vocabulary import NEUTRAL_TOOLS
 
 ADAPTERS = sorted(
     name
@@ -118,8 +119,8 @@ def layout(draw: st.DrawFn, adapter: Adapter, root: Path) -> dict[Path, bytes]:
     caps = adapter.spec.capabilities
     for kind in FILE_KINDS:
         cap = getattr(caps, kind)
-        if cap is None or cap.render not in ("dir", "rule-dir"):
-            continue
+        if cap is None or cap.render not in ("dir", "rule-dir") or cap.path is None:
+            continue  # (no home location: Cursor's rules are the project's only)
         base = _target(cap, "home", root, root, adapter)
         assert base is not None
         ext = cap.extension or (".toml" if cap.format == "toml" else ".md")
@@ -262,7 +263,7 @@ def test_import_of_any_native_files_is_total_and_loads(name: str, data: st.DataO
                 str(path) in reasons
                 or str(path.parent) in reasons
                 or bool(said & (dropped | items))
-                or any(i.endswith(f"-{stem}") for i in items)  # a rule in a subdirectory: sub-stem
+                or any(i.endswith(f"-{s}") for s in said if s for i in items)  # in a subdirectory: sub-stem
                 or any(p.name in dropped for p in path.parents)
             ), path
 
@@ -324,8 +325,18 @@ def test_no_harness_widens_what_a_native_agent_may_use(
             assert_not_wider(before, agent, name)
 
 
+def usable(agent: Agent, universe: set[str]) -> set[str]:
+    """What the agent may really use: its allow-list (or every tool), less what it is denied.
+
+    A harness's own wildcard denial (``opencode:*``) denies everything.
+    """
+    if any(ref.endswith(":*") for ref in agent.disallowed_tools):
+        return set()
+    return (set(agent.tools) if agent.tools else set(universe)) - set(agent.disallowed_tools)
+
+
 def assert_not_wider(before: Agent, after: Agent, harness: str) -> None:
-    if before.tools:
-        assert after.tools, f"{harness}: a restricted agent came back with every tool"
-        assert set(after.tools) <= set(before.tools), harness
-    assert set(before.disallowed_tools) <= set(after.disallowed_tools), harness
+    universe = {*NEUTRAL_TOOLS, *before.tools, *before.disallowed_tools}
+    universe |= {*after.tools, *after.disallowed_tools}
+    wider = usable(after, universe) - usable(before, universe)
+    assert not wider, f"{harness}: the agent may now use {sorted(wider)}"

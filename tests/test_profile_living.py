@@ -549,3 +549,54 @@ def test_the_gitignore_block_is_idempotent_and_keeps_the_users_lines(
     assert gitignore_block(once, paths) == once
     assert once.split("\n")[: len(user)] == user
     assert gitignore_block(once, []) == gitignore_block(text, [])
+
+
+USER_HOOKS = {
+    "claude-code": (
+        ".claude/settings.json",
+        {
+            "hooks": {
+                "PostToolUse": [
+                    {
+                        "matcher": "Edit|Write",
+                        "hooks": [{"type": "command", "command": "npx prettier --write .", "timeout": 30}],
+                    }
+                ],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+            },
+            "env": {"LOG_LEVEL": "debug"},
+        },
+    ),
+    "gemini": (
+        ".gemini/settings.json",
+        {
+            "hooks": {
+                "AfterTool": [
+                    {
+                        "matcher": "write_file|replace",
+                        "hooks": [{"name": "fmt", "type": "command", "command": "npx prettier --write ."}],
+                    }
+                ]
+            }
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("adapter", sorted(USER_HOOKS))
+def test_import_then_render_into_the_same_project_changes_nothing(tmp_path: Path, adapter: str) -> None:
+    """The first thing a user does: import their project, render it back. Their hooks must not run twice."""
+    from tackroom.profile.render import import_native
+
+    rel, settings_data = USER_HOOKS[adapter]
+    target = tmp_path / rel
+    target.parent.mkdir(parents=True)
+    original = (json.dumps(settings_data, indent=2) + "\n").encode("utf-8")
+    target.write_bytes(original)
+    found = resolve_builtins()[adapter]
+    imported = import_native(found, root=tmp_path, scope="project")
+    assert imported.profile.hooks and not imported.dropped
+    rendered = write(plan_render(imported.profile, found, root=tmp_path, scope="project"))
+    assert json.loads(target.read_bytes()) == settings_data, "a user's hook was written a second time"
+    assert check([plan_render(imported.profile, found, root=tmp_path, scope="project")]) == []
+    assert rendered.drops == ()

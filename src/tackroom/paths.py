@@ -54,16 +54,23 @@ def inside(root: Path, *parts: str | os.PathLike[str]) -> Path:
     symbolic link, so a link planted in the tree can never redirect a write
     or a delete elsewhere. ``root`` itself may be a link (a user's choice).
     """
-    base = Path(os.path.normpath(Path(root).absolute()))
-    target = Path(os.path.normpath(base.joinpath(*parts)))
-    if target != base and base not in target.parents:
-        raise UnsafePathError(f"{str(Path(*parts))!r} would leave {str(base)!r}")
+    # Plain strings and os.lstat: a render checks every path of hundreds of files, often
+    # several times, and pathlib's parsing was most of a large render's time.
+    base = os.path.abspath(root)  # noqa: PTH100 (speed: see above)
+    target = os.path.normpath(os.path.join(base, *(os.fspath(part) for part in parts)))  # noqa: PTH118
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if target != base and not target.startswith(prefix):
+        raise UnsafePathError(f"{str(Path(*parts))!r} would leave {base!r}")
     current = base
-    for component in target.relative_to(base).parts:
-        current = current / component
-        if current.is_symlink():
-            raise UnsafePathError(f"{str(current)!r} is a symbolic link; tackroom does not follow links here")
-    return target
+    for component in target[len(prefix) :].split(os.sep) if target != base else ():  # noqa: PTH206
+        current = os.path.join(current, component)  # noqa: PTH118
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            break  # nothing exists below a missing component, so no link either
+        if stat.S_ISLNK(mode):
+            raise UnsafePathError(f"{current!r} is a symbolic link; tackroom does not follow links here")
+    return Path(target)
 
 
 def resolves_inside(root: Path, path: str | os.PathLike[str]) -> Path:

@@ -139,11 +139,13 @@ RULE = "TACKROOM-SCOPED-RULE: python files use tabs"
 def test_a_path_scoped_rule_reaches_the_model_only_after_a_matching_read(
     harness: Adapter, run_harness: RunFn, workdir: Path, tmp_path: Path, target: str, reaches: bool
 ) -> None:
-    # TODO(switch): written by hand as the generic engineer's rule-dir engine writes .claude/rules;
-    # once it is on this branch, render Rule("python-tabs", RULE, globs=("src/**/*.py",)) instead.
-    rules = workdir / ".claude" / "rules"
-    rules.mkdir(parents=True)
-    (rules / "python-tabs.md").write_text(f'---\npaths: ["src/**/*.py"]\n---\n{RULE}\n')
+    # The rule-dir engine writes the project's .claude/rules file, as `profile render --scope project` does.
+    from tackroom.profile.model import Rule
+    from tackroom.profile.render import plan_render, write
+
+    scoped = Profile(rules=(Rule("python-tabs", f"{RULE}\n", globs=("src/**/*.py",)),))
+    rendered = write(plan_render(scoped, harness, root=workdir, scope="project"))
+    assert [p.relative_to(workdir).as_posix() for p in rendered.written] == [".claude/rules/python-tabs.md"]
     (workdir / "src").mkdir()
     (workdir / "src" / "a.py").write_text("print('a')\n")
     (workdir / "README.md").write_text("# readme\n")

@@ -150,7 +150,8 @@ def _paths(spec: AdapterSpec) -> Iterator[Finding]:
         paths += [(("transcripts", "roots"), root) for root in spec.transcripts.roots]
     for name, capability in spec.capabilities:
         if capability is not None:
-            paths.append((("capabilities", name, "path"), capability.path))
+            if capability.path:
+                paths.append((("capabilities", name, "path"), capability.path))
             if capability.project:
                 paths.append((("capabilities", name, "project"), capability.project))
     for key, value in paths:

@@ -184,8 +184,9 @@ class Transcripts(Strict):
 class Capability(Strict):
     """Where the harness reads one kind of profile item, and the engine that writes it."""
 
-    path: str
-    """User-level location, under the harness's home (``~``)."""
+    path: str | None = None
+    """User-level location, under the harness's home (``~``); absent = the harness reads none (Cursor's
+    rules live only in projects)."""
     project: str | None = None
     """Project-level location (``{{workdir}}/...``), written only when asked."""
     render: Name

@@ -106,8 +106,8 @@ def _round_trip(adapter: Adapter, profile: Profile, root: Path, scope: Scope) ->
     found: list[Raw] = []
     for kind in KINDS:
         capability = getattr(adapter.spec.capabilities, kind)
-        if capability is None or (scope == "project" and capability.project is None):
-            continue
+        if capability is None or (capability.project if scope == "project" else capability.path) is None:
+            continue  # no location at this scope: the harness reads none there (Cursor's rules: no home)
         items = kind_items(mine, kind)
         kept = [i for i in items if not dropped.keys() & set(item_names(kind, i))]
         key = ("capabilities", kind)

@@ -124,7 +124,18 @@ class Settings:
             if old is not None and not isinstance(old, list):
                 self.conflicts.append(f"{key}.{name} is not a list")
                 return
-            users = [g for g in (old or []) if not _ours(g) and not owned.owns_item(self.rel, key, name, g)]
+            # What another output of this same render already put here (record) stays; what an
+            # earlier render wrote (owned) is replaced by this output's items.
+            users = [
+                g
+                for g in (old or [])
+                if (record is not owned and record.owns_item(self.rel, key, name, g))
+                or (not _ours(g) and not owned.owns_item(self.rel, key, name, g))
+            ]
+            # A hook imported from the user's own group comes back marked as tackroom's: where the
+            # user's unmarked group already does exactly that, it stays the only copy (no hook twice).
+            plain = {_canonical(g) for g in users}
+            entry = [g for g in entry if not (_ours(g) and _canonical(_unmarked(g)) in plain)]
             for item in entry:
                 if item not in users:  # one the user wrote too stays the user's
                     record.record_item(self.rel, key, name, item)
@@ -329,6 +340,21 @@ def _at(data: dict[str, Any], change: Change) -> Any:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)
+
+
+def _unmarked(value: Any) -> Any:
+    """``value`` with every ``# tackroom:hook <name>`` marker taken out of its strings."""
+    import re
+
+    from tackroom.profile.engines.settings import HOOK_MARK
+
+    if isinstance(value, str):
+        return re.sub(r"\s*" + re.escape(HOOK_MARK.strip()) + r" \S+", "", value)
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items()}
+    return value
 
 
 def _ours(group: Any) -> bool:

@@ -146,7 +146,7 @@ def plan_render(
             continue
         path = _target(capability, scope, root, workdir or root, adapter)
         if path is None:
-            why = f"no project-level {kind.replace('_', '-')}"
+            why = f"no {scope}-level {kind.replace('_', '-')}"
             drops += [
                 Drop(adapter.harness, _SINGULAR[kind], n, why) for i in items for n in item_names(kind, i)
             ]

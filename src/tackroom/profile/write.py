@@ -58,7 +58,7 @@ def profile_files(profile: Profile) -> dict[str, bytes]:
         files["env.toml"] = _toml({"env": dict(profile.env)})
     for native in profile.native:
         if native.settings:
-            text = json.dumps(dict(native.settings), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+            text = json.dumps(dict(native.settings), indent=2, ensure_ascii=False) + "\n"
             files[f"native/{native.harness}/settings.json"] = text.encode("utf-8")
         files.update({f"native/{native.harness}/files/{rel}": content for rel, content in native.files})
     return files

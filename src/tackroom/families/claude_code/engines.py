@@ -400,6 +400,15 @@ class ClaudeEnv(Engine):
         for key, value in sorted(data.items()):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) or not isinstance(value, str):
                 ctx.drop("env variable", str(key), f'{ctx.path}: each entry is NAME: "value" (a string)')
+            elif _ENV_REF.search(value):
+                # Claude sets it literally: the value is the text "${VAR}", which a profile's env
+                # would read as a reference to the user's variable. Not the same; said, not guessed.
+                ctx.drop(
+                    "env variable",
+                    key,
+                    f"{ctx.path}: claude sets {value[:80]!r} literally, and a profile's ${{VAR}} is a "
+                    "reference: set the value itself in the profile's env.toml",
+                )
             elif is_secret_name(key) or inline_secret(value):
                 ctx.drop(
                     "env variable",
@@ -413,8 +422,21 @@ class ClaudeEnv(Engine):
 
 # --- native passthrough ------------------------------------------------------------------------
 
-KEPT_DIRS = ("output-styles",)
+KEPT_DIRS = ("output-styles", "hooks", "scripts", "statusline")
 """Directories under the settings directory whose files are kept as native passthrough."""
+KEPT_SUFFIXES = (".sh", ".py", ".js", ".mjs", ".ts", ".md", ".txt")
+"""Top-level files of the settings directory kept too (a status line script, a context note);
+never a dot-file, state or a credential: only these kinds of file, and not CLAUDE.md."""
+
+
+def kept_file(rel: str) -> bool:
+    """Whether a file under the settings directory is native passthrough (read and written back)."""
+    parts = PurePosixPath(rel).parts
+    if not parts or rel.startswith("/") or ".." in parts or any(p.startswith(".") for p in parts):
+        return False
+    if len(parts) == 1:
+        return parts[0].endswith(KEPT_SUFFIXES) and parts[0] != "CLAUDE.md"
+    return parts[0] in KEPT_DIRS
 
 
 class ClaudeNative(Engine):
@@ -431,10 +453,11 @@ class ClaudeNative(Engine):
             if native.settings:
                 outputs.append(Output(ctx.path, data=dict(native.settings), format="json", merge=True))
             for rel, content in native.files:
-                parts = PurePosixPath(rel).parts
-                if not parts or rel.startswith("/") or ".." in parts or parts[0] not in KEPT_DIRS:
+                if not kept_file(rel):
                     ctx.drop(
-                        "native setting", rel, f"only files under {', '.join(KEPT_DIRS)}/ are written back"
+                        "native setting",
+                        rel,
+                        f"only scripts and notes, and files under {', '.join(KEPT_DIRS)}/, are written back",
                     )
                     continue
                 outputs.append(Output(ctx.path.parent / rel, text=content))
@@ -450,12 +473,16 @@ class ClaudeNative(Engine):
                 continue
             ctx.keep_setting("native setting", key, value)
         base = ctx.path.parent
-        for directory in KEPT_DIRS:
-            root = base / directory
-            if not root.is_dir():
-                continue
-            for path in sorted(p for p in root.rglob("*") if p.is_file()):
-                ctx.keep_file("native file", path.relative_to(base).as_posix(), path.read_bytes())
+        if not base.is_dir():
+            return []
+        tops = [p for p in sorted(base.iterdir()) if p.is_file()]
+        deep = [
+            p for d in KEPT_DIRS if (base / d).is_dir() for p in sorted((base / d).rglob("*")) if p.is_file()
+        ]
+        for path in (*tops, *deep):
+            rel = path.relative_to(base).as_posix()
+            if kept_file(rel) and path != ctx.path:
+                ctx.keep_file("native file", rel, path.read_bytes())
         return []
 
 

@@ -57,6 +57,9 @@ class Concat(Engine):
         text = _text(ctx, "rule", _document_name(ctx.path), ctx.path)
         if text is None:
             return []
+        from tackroom.profile.frontmatter import normalize
+
+        text = normalize(text)  # a BOM and CRLF, as the profile loader reads them too
         rules = [Rule(name, body) for name, body in _SECTION.findall(text)]
         rest = _SECTION.sub("", text).strip()
         if rest:  # a document tackroom did not write: keep it whole, named after its file
@@ -448,6 +451,16 @@ class Dir(Engine):
             if name is None:
                 continue
             tools_key = ctx.capability.keys.get("tools", "tools")
+            if tools_key in data and ctx.capability.tools is None:
+                # A tool list this harness's adapter cannot read: the agent without it would get
+                # every tool, so it is not imported at all (never widen).
+                ctx.drop(
+                    "subagent",
+                    name,
+                    f"{path}: {tools_key}: its tool restriction cannot be read here (importing it without "
+                    "would widen it)",
+                )
+                continue
             known = self._known(ctx, "name", "description", *((tools_key,) if ctx.capability.tools else ()))
             self._unknown(ctx, "subagent", name, path, data, known | {"developer_instructions"})
             fields = self._read_optional(
