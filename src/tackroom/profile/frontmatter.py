@@ -53,7 +53,8 @@ def parse_head(raw: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
+        # libyaml's loader when PyYAML has it: the same safe subset, several times faster.
+        data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if raw.strip() else {}
     except yaml.YAMLError as exc:
         return _lenient(raw, exc)
     except RecursionError as exc:

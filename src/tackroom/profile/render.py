@@ -356,11 +356,13 @@ def _parse(ctx: Context, renderer: Engine) -> list[Any]:
             f"{ctx.path}: {str(item.name)[:80]!r} cannot be a profile name (lowercase letters, digits, "
             "'.', '_' and '-'; at most 128 characters), since it becomes a file name; rename it there",
         )
-    return [item for item in named if _loads(ctx, item)]
+    if len(named) > 1 and _loads(ctx, named, report=False):
+        return named  # all of them load together: the usual case, one load instead of one per item
+    return [item for item in named if _loads(ctx, [item])]
 
 
-def _loads(ctx: Context, item: Any) -> bool:
-    """Whether one imported item, written as a profile, loads back; else it is dropped with why."""
+def _loads(ctx: Context, items: list[Any], report: bool = True) -> bool:
+    """Whether imported items, written as a profile, load back; else (``report``) each is dropped with why."""
     import tempfile
 
     from tackroom.errors import ConfigError
@@ -368,26 +370,28 @@ def _loads(ctx: Context, item: Any) -> bool:
     from tackroom.profile.write import profile_files
 
     attr = KINDS[ctx.kind]
-    value: Any = item if ctx.kind == "permissions" else (item,)
+    value: Any = items[0] if ctx.kind == "permissions" else tuple(items)
     try:
         files = profile_files(Profile(**{attr: value}))
     except (ValueError, TypeError, AttributeError) as exc:
         problems = [f"cannot be written as a profile ({type(exc).__name__})"]
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            transaction = Transaction(Path(tmp))
-            for rel, data in files.items():
-                transaction.put(rel, data)
             try:
-                transaction.commit()
+                for rel, data in files.items():  # a scratch directory: no fsync, no rollback needed
+                    target = inside(Path(tmp), rel)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
                 load_profile([Path(tmp)])
                 return True
             except (ConfigError, UnsafePathError, OSError) as exc:
                 found = getattr(exc, "problems", ())
                 problems = [f"{p.key}: {p.message}" if p.key else p.message for p in found] or [str(exc)]
-    names = item_names(ctx.kind, item)
-    for name in names:
-        ctx.drop(_SINGULAR[ctx.kind], name, f"{ctx.path}: not a profile item: {'; '.join(problems)[:400]}")
+    for item in items if report else ():
+        for name in item_names(ctx.kind, item):
+            ctx.drop(
+                _SINGULAR[ctx.kind], name, f"{ctx.path}: not a profile item: {'; '.join(problems)[:400]}"
+            )
     return False
 
 

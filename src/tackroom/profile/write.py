@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.errors import ProfileError
-from tackroom.paths import Transaction, read_inside
+from tackroom.paths import Transaction, inside, read_inside
 from tackroom.profile.engines.files import frontmatter
 from tackroom.profile.model import Profile
 
@@ -114,7 +114,11 @@ def write_loadable(profile: Profile, into: Path) -> list[Path]:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / "profile"
         scratch.mkdir()
-        write_profile(profile, scratch)
+        _check_paths(profile)
+        for rel, data in profile_files(profile).items():  # a scratch copy: plain writes, no fsync
+            target = inside(scratch, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         try:
             load_profile([scratch])
         except ConfigError as exc:
