@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.engines.settings import read_json
+from tackroom.profile.engines.settings import native_outputs, read_json
 from tackroom.profile.model import Native, Permissions
 from tackroom.profile.tools import BadReference, parse_tool
 
@@ -140,12 +140,7 @@ class CursorSettings(Engine):
     kinds: frozenset[Kind] = frozenset({"settings"})
 
     def render(self, ctx: Context, items: Sequence[Native]) -> list[Output]:
-        out = []
-        for native in items:
-            if native.settings:
-                out.append(Output(ctx.path, data=dict(native.settings), format="json", merge=True))
-            out += [Output(ctx.path.parent / rel, content) for rel, content in native.files]
-        return out
+        return native_outputs(ctx, items)
 
     def parse(self, ctx: Context) -> list[Native]:
         for key, value in read_json(ctx.path).items():

@@ -26,7 +26,7 @@ from typing import Any
 
 from tackroom.errors import ProfileError
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.engines.settings import HOOK_MARK, hook_groups, parse_hook, read_json
+from tackroom.profile.engines.settings import HOOK_MARK, hook_groups, native_outputs, parse_hook, read_json
 from tackroom.profile.model import Hook, McpServer, McpTransport, Native, Permissions
 from tackroom.profile.tools import BadReference, parse_tool
 
@@ -380,12 +380,7 @@ def _claimed(ctx: Context) -> set[str]:
 
 
 def render_settings(ctx: Context, items: Sequence[Native]) -> list[Output]:
-    out = []
-    for native in items:
-        if native.settings:
-            out.append(Output(ctx.path, data=dict(native.settings), format="json", merge=True))
-        out += [Output(ctx.path.parent / rel, content) for rel, content in native.files]
-    return out
+    return native_outputs(ctx, items)
 
 
 def parse_settings(ctx: Context) -> list[Native]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from tackroom.errors import ConfigError, Problem
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.model import Hook, McpServer
+from tackroom.profile.model import Hook, McpServer, Native
 
 HOOK_MARK = "# tackroom:hook "
 TOOL_MOMENTS = ("before-tool", "after-tool")
@@ -367,6 +367,17 @@ def _match_template(template: str, event: str, command: str) -> str | None:
         return None
     words = shlex.split(found.group(1))
     return words[0] if len(words) == 1 else None
+
+
+def native_outputs(ctx: Context, items: Sequence[Native]) -> list[Output]:
+    """Native passthrough written back: its settings keys merged into the settings file at
+    ``ctx.path``, its files beside that file, as the harness wrote them."""
+    out = []
+    for native in items:
+        if native.settings:
+            out.append(Output(ctx.path, data=dict(native.settings), format="json", merge=True))
+        out += [Output(ctx.path.parent / rel, content) for rel, content in native.files]
+    return out
 
 
 ENGINES: list[Engine] = [McpJson()]
