@@ -27,6 +27,7 @@ else is a bug and gets a traceback.
      ├── RowError               a capability row or an external probe's output that does not parse
      ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
      ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
+ ├── TraceError             a transcript or session that cannot be read or found as asked
      ├── DetectionError         no harness named, and the repository does not say which one (none or a tie)
      └── ConformanceError       an adapter that fails the conformance kit (also an AssertionError, for tests)
 """
@@ -175,6 +176,10 @@ class StreamLineError(TackroomError, ValueError):
     Family code raises it (through ``json_line``); the run turns it into a
     non-fatal error event that keeps the line, so it never reaches a caller.
     """
+
+
+class TraceError(TackroomError):
+    """A transcript, session or usage report that cannot be read or found as asked."""
 
 
 class DetectionError(TackroomError):

@@ -26,6 +26,7 @@ from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
 
 if TYPE_CHECKING:
     from tackroom.profile.engines.base import Engine
+    from tackroom.trace.model import TranscriptReader
 
 __all__ = [
     "MAX_DEPTH",
@@ -185,6 +186,13 @@ class Family:
 
     def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
         """A model failure visible only on stderr, if this harness reports one there."""
+        return None
+
+    def transcripts(self) -> TranscriptReader | None:
+        """The reader of this harness's own session logs (see :mod:`tackroom.trace`), if the family has one.
+
+        Where the logs are is adapter data (``[adapter.X.transcripts]``); how to read them is this.
+        """
         return None
 
     def engines(self) -> Sequence[Engine]:

@@ -7,12 +7,14 @@ Harbor's ATIF steps:
 tackroom           ACP ``session/update``          ATIF
 =================  ==============================  ==========================
 SessionStarted     (session/new result)            trajectory ``session_id``
+UserText           ``user_message_chunk``          step ``source: user``
 AssistantText      ``agent_message_chunk``         step ``source: agent``
 ToolCall           ``tool_call``                   step ``tool_calls[]``
 ToolResult         ``tool_call_update`` completed  step ``observation``
 UsageReport        (usage in prompt response)      step ``metrics``
 ErrorEvent         (error response)                —
 Finished           ``stopReason``                  final step
+Record             (none: kept raw)                step ``extra``
 =================  ==============================  ==========================
 
 Every event keeps the raw line it was parsed from (the runner bounds how many
@@ -138,6 +140,14 @@ class SessionStarted(Event):
 
 
 @dataclass(frozen=True)
+class UserText(Event):
+    """Text the user (or the run's prompt) sent: it starts a turn. Transcripts record it, streams rarely."""
+
+    kind: ClassVar[str] = "user_text"
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class AssistantText(Event):
     """Text the model wrote to the user."""
 
@@ -190,3 +200,15 @@ class Finished(Event):
     kind: ClassVar[str] = "finished"
     final_text: str | None = None
     ok: bool = True
+
+
+@dataclass(frozen=True)
+class Record(Event):
+    """A transcript record no reader knows (a new harness release's line type): kept whole, never dropped.
+
+    Only transcripts yield it; a live stream's unknown lines are not events.
+    """
+
+    kind: ClassVar[str] = "record"
+    record_type: str | None = None
+    """The record's own type name, where it has one (``"type"`` of a JSON line)."""

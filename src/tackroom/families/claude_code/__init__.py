@@ -9,7 +9,7 @@ still says ``success``, so ``is_error`` is what decides.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import (
     Family,
@@ -32,6 +32,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 
 def anthropic_usage(data: Any) -> Usage:
@@ -129,6 +132,11 @@ class ClaudeCode(Family):
 
     def parser(self) -> StreamParser:
         return ClaudeStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.claude_code.transcripts import ClaudeTranscripts
+
+        return ClaudeTranscripts()
 
 
 FAMILY = ClaudeCode()

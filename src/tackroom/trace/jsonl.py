@@ -1,0 +1,155 @@
+"""Reading a JSON-lines transcript from where the last read stopped, in bounded memory.
+
+A harness appends to its session log while it runs, so the last line may be
+half written: it is left for the next read (the cursor stops before it),
+unless it already parses whole. A line longer than :data:`MAX_LINE` is skipped
+without being held and reported; so is a line that is not a JSON object, or
+nests deeper than :data:`~tackroom.families.base.MAX_DEPTH`. Strings come back
+without lone surrogates. Nothing here raises on a file's content; a file that
+cannot be opened is one :class:`~tackroom.trace.model.TraceIssue`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tackroom.families.base import MAX_DEPTH, _depth, clean
+from tackroom.trace.model import Cursor, TraceIssue
+
+MAX_LINE = 64 * 1024 * 1024
+"""A longer line is skipped (and reported): no harness writes one, and holding it would not bound memory."""
+CHUNK = 1024 * 1024
+
+Parsed = tuple[int, dict[str, Any]] | TraceIssue
+
+
+def parse(line: bytes) -> dict[str, Any] | str:
+    """The JSON object on ``line``, or why there is none."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        # orjson refuses lone surrogates ("\ud83d"); the standard parser takes them, then they are replaced.
+        try:
+            data = clean(json.loads(line.decode("utf-8", "replace")))
+        except RecursionError:
+            return f"JSON nested deeper than {MAX_DEPTH} levels"
+        except ValueError:
+            return f"not JSON ({exc})"
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    if line.count(b"{") + line.count(b"[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        return f"JSON nested deeper than {MAX_DEPTH} levels"
+    return data
+
+
+def records(path: Path, cursor: Cursor, needles: tuple[bytes, ...] = (), head: int = 0) -> Iterator[Parsed]:
+    """``(line number, object)`` for each complete line of ``path`` after ``cursor``, or an issue.
+
+    With ``needles``, a line holding none of them is passed over unparsed (the
+    usage fast path: most lines of a transcript carry no usage), except the
+    first ``head`` lines of the file. The cursor advances past every line
+    consumed, so a read stopped early resumes cleanly.
+    """
+    for number, line in lines(path, cursor, needles, head):
+        if isinstance(line, TraceIssue):
+            yield line
+            continue
+        data = parse(line)
+        if isinstance(data, str):
+            yield TraceIssue(path, number, data)
+        else:
+            yield number, data
+
+
+def lines(
+    path: Path, cursor: Cursor, needles: tuple[bytes, ...] = (), head: int = 0
+) -> Iterator[tuple[int, bytes | TraceIssue]]:
+    """The raw complete lines after ``cursor`` (without their newline), advancing it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        yield cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})")
+        return
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        try:
+            handle.seek(cursor.offset)
+        except OSError as exc:
+            yield cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})")
+            return
+        yield from _split(path, handle, cursor, needles, head)
+
+
+def _split(
+    path: Path, handle: Any, cursor: Cursor, needles: tuple[bytes, ...], head: int
+) -> Iterator[tuple[int, bytes | TraceIssue]]:
+    pending = b""
+    skipping = 0  # bytes of an over-long line passed over so far
+    while True:
+        try:
+            chunk = handle.read(CHUNK)
+        except OSError as exc:
+            yield cursor.line, TraceIssue(path, cursor.line + 1, f"read failed ({exc.strerror or exc})")
+            return
+        if not chunk:
+            break
+        start = 0
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                skipping += len(chunk)
+                continue
+            cursor.line += 1
+            cursor.offset += skipping + end + 1
+            yield (
+                cursor.line,
+                TraceIssue(
+                    path,
+                    cursor.line,
+                    f"a line of {skipping + end} bytes is over the {MAX_LINE} byte limit: not read",
+                ),
+            )
+            skipping, start = 0, end + 1
+        data = pending + chunk[start:] if pending else chunk[start:]
+        pending = b""
+        at = 0
+        while True:
+            end = data.find(b"\n", at)
+            if end < 0:
+                break
+            line = data[at:end]
+            cursor.line += 1
+            cursor.offset += end + 1 - at
+            at = end + 1
+            if needles and cursor.line > head and not any(needle in line for needle in needles):
+                continue
+            if line.strip():
+                yield cursor.line, line
+        rest = data[at:]
+        if len(rest) > MAX_LINE:
+            skipping = len(rest)
+        else:
+            pending = rest
+    if skipping:
+        return  # a giant line still being written: not consumed, looked at again next time
+    if pending.strip():
+        # The last line has no newline: a harness still writing it, or one that ends without one.
+        # Consumed only when it already parses whole; otherwise read again next time.
+        if needles and cursor.line >= head and not any(needle in pending for needle in needles):
+            return
+        if not isinstance(_whole(pending), str):
+            cursor.line += 1
+            cursor.offset += len(pending)
+            yield cursor.line, pending
+
+
+def _whole(line: bytes) -> object:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return "partial"

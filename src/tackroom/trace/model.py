@@ -1,0 +1,163 @@
+"""What a transcript reader yields: events with their session and time, sessions, and problems.
+
+A harness's own session log is read into the same :mod:`~tackroom.trace.events`
+the live stream produces, each wrapped in a :class:`TraceEvent` that says which
+session it belongs to, when it happened and where in the file it was. A reader
+also yields what it learns about each session (:class:`SessionMeta`: its
+working directory, its parent when it is a subagent's, its models) and every
+line it could not use (:class:`TraceIssue`, naming file and line): a bad line
+is reported and the rest of the file is still read.
+
+Usage is per model call. A call's usage may be written more than once (Claude
+Code writes one line per content block of a streamed message, each with the
+usage so far); :attr:`TraceEvent.key` names the call, so a report counts each
+key once, its last figures winning. A call with no key is counted as written.
+
+Cache semantics are explicit and the same for every harness: ``input`` is the
+input that was neither read from nor written to a cache; ``cache_read`` and
+``cache_write`` are additive to it (Anthropic's convention). A reader of an
+OpenAI-style log, whose input count includes its cached part, subtracts it
+(:func:`~tackroom.families.base.fresh_input`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tackroom.trace.events import Event, UsageReport
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One event of a session, as its transcript recorded it."""
+
+    session_id: str
+    event: Event
+    timestamp: str | None = None
+    """When the harness wrote it: ISO 8601 as the transcript has it (``None`` when it says nothing)."""
+    model: str | None = None
+    """The model that produced it, where the transcript says (usage and assistant text)."""
+    line: int = 0
+    """Its line (or row) in the source, from 1; 0 when not known."""
+    key: str | None = None
+    """For usage: the model call it belongs to (message and request id), so duplicates count once."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.event.to_json()
+        data.pop("raw", None)
+        data.update(session_id=self.session_id, timestamp=self.timestamp, line=self.line)
+        if self.model is not None or "model" not in data:  # SessionStarted carries its own
+            data["model"] = self.model
+        if self.key is not None:
+            data["key"] = self.key
+        return data
+
+
+@dataclass
+class SessionMeta:
+    """What a transcript says about one session; a reader yields it as it learns more."""
+
+    session_id: str
+    parent_id: str | None = None
+    """The session that started this one (a subagent's parent), where the transcript links them."""
+    cwd: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    models: list[str] = field(default_factory=list)
+    title: str | None = None
+    agent: str | None = None
+    """The subagent's name or type, for a subagent session."""
+
+    def saw(self, timestamp: str | None, model: str | None = None) -> None:
+        """Widen the session's time window to ``timestamp``, and note ``model``."""
+        if timestamp:
+            if self.started is None or timestamp < self.started:
+                self.started = timestamp
+            if self.ended is None or timestamp > self.ended:
+                self.ended = timestamp
+        if model and model not in self.models:
+            self.models.append(model)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "parent_id": self.parent_id,
+            "cwd": self.cwd,
+            "started": self.started,
+            "ended": self.ended,
+            "models": list(self.models),
+            "title": self.title,
+            "agent": self.agent,
+        }
+
+
+@dataclass(frozen=True)
+class TraceIssue:
+    """A part of a transcript that could not be used: the rest was read."""
+
+    path: Path
+    line: int
+    """From 1; 0 for the file as a whole."""
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "line": self.line, "message": self.message}
+
+
+TraceItem = TraceEvent | SessionMeta | TraceIssue
+"""What :meth:`TranscriptReader.read` yields."""
+
+
+@dataclass
+class Cursor:
+    """Where the last read of one file stopped, and what the reader carries over to the next read.
+
+    ``offset`` is a byte offset for line-oriented files (the end of the last
+    complete line: a line still being written is read next time) and is left
+    at 0 by readers that read their source whole. ``state`` is the reader's
+    own JSON-ready carry-over (the session id from the first line, the last
+    cumulative counter), stored in the index between runs.
+    """
+
+    offset: int = 0
+    line: int = 0
+    """Lines consumed so far (the next line is ``line + 1``)."""
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+class TranscriptReader:
+    """Reads one harness's session files. A family's :meth:`~tackroom.families.base.Family.transcripts`
+    returns one.
+
+    ``read`` takes any bytes without raising: what it cannot use becomes a
+    :class:`TraceIssue`. It reads in bounded memory whatever the file's size
+    (one line at a time, a line longer than the limit skipped and reported).
+    """
+
+    incremental: bool = True
+    """Whether a grown file can be read on from ``cursor.offset`` (append-only logs); otherwise it is
+    read again whole when it changes (a database)."""
+    suffixes: tuple[str, ...] = (".jsonl",)
+    """File endings this reader takes (discovery's glob comes from the adapter)."""
+
+    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
+        """The items of ``path`` from ``cursor`` on, advancing it.
+
+        With ``usage_only`` a reader may yield only usage events and session
+        facts (the fast path of usage reports); the full read yields every event.
+        """
+        raise NotImplementedError
+
+
+def usage_events(items: Iterator[TraceItem]) -> Iterator[TraceEvent]:
+    """The usage events among ``items``."""
+    for item in items:
+        if isinstance(item, TraceEvent) and isinstance(item.event, UsageReport):
+            yield item
