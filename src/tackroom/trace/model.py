@@ -161,3 +161,32 @@ def usage_events(items: Iterator[TraceItem]) -> Iterator[TraceEvent]:
     for item in items:
         if isinstance(item, TraceEvent) and isinstance(item.event, UsageReport):
             yield item
+
+
+@dataclass
+class Trace:
+    """One session read back whole: what :func:`tackroom.read_trace` returns and the exports take."""
+
+    harness: str
+    """The adapter whose logs these are."""
+    meta: SessionMeta
+    events: list[TraceEvent] = field(default_factory=list)
+    issues: list[TraceIssue] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)
+    """The files it was read from."""
+    children: list[Trace] = field(default_factory=list)
+    """Sessions it started (subagents), each read whole as well."""
+
+    @property
+    def session_id(self) -> str:
+        return self.meta.session_id
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness,
+            "session": self.meta.to_json(),
+            "sources": [str(p) for p in self.sources],
+            "events": [event.to_json() for event in self.events],
+            "issues": [issue.to_json() for issue in self.issues],
+            "children": [child.to_json() for child in self.children],
+        }
