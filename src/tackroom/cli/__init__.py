@@ -13,7 +13,7 @@ import traceback
 
 import typer
 
-from tackroom.cli import adapters, mock, profile, runs
+from tackroom.cli import adapters, mock, profile, runs, trace, usage
 from tackroom.cli.capabilities import capabilities_command
 from tackroom.cli.detect import detect_command
 from tackroom.cli.doctor import doctor_command
@@ -34,6 +34,8 @@ app.add_typer(adapters.app, name="adapters")
 app.add_typer(mock.app, name="mock")
 app.add_typer(profile.app, name="profile")
 app.add_typer(runs.app, name="runs")
+app.add_typer(trace.app, name="trace")
+app.add_typer(usage.app, name="usage")
 app.command("detect")(detect_command)
 app.command("probe")(probe_command)
 app.command("capabilities")(capabilities_command)

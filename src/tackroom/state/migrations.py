@@ -105,3 +105,55 @@ def m001_capability_rows(db: sqlite3.Connection) -> None:
 def m002_capability_rows_by_adapter(db: sqlite3.Connection) -> None:
     # `tackroom capabilities`, doctor and metrics ask for the latest row of each adapter.
     db.execute("CREATE INDEX capability_rows_by_adapter ON capability_rows (adapter, probed_at, id)")
+
+
+@migration
+def m003_trace_index(db: sqlite3.Connection) -> None:
+    # What tackroom has read of each harness's session logs, so a repeat report reads only new bytes.
+    # A file's usage rows are one JSON array (read and written whole: one row per file, not per call).
+    db.execute(
+        """
+        CREATE TABLE trace_files (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL UNIQUE,
+            harness TEXT NOT NULL,
+            run_id TEXT,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            head TEXT NOT NULL,
+            offset INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            usage BLOB NOT NULL,
+            issues TEXT NOT NULL,
+            read_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE trace_sessions (
+            file_id INTEGER NOT NULL REFERENCES trace_files (id) ON DELETE CASCADE,
+            harness TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            parent_id TEXT,
+            cwd TEXT,
+            started TEXT,
+            ended TEXT,
+            models TEXT NOT NULL,
+            title TEXT,
+            agent TEXT,
+            PRIMARY KEY (file_id, session_id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX trace_sessions_by_id ON trace_sessions (session_id)")
+    # Cached reports, valid while the index's generation is the one they were made at.
+    db.execute(
+        "CREATE TABLE trace_cache (name TEXT PRIMARY KEY, generation INTEGER NOT NULL, value BLOB NOT NULL)"
+    )
+    db.execute(
+        "CREATE TABLE trace_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)"
+    )
+    db.execute("INSERT INTO trace_generation (id, value) VALUES (1, 0)")

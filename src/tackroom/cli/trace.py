@@ -1,0 +1,113 @@
+"""``tackroom trace``: the sessions in every harness's own logs, listed, shown and exported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from tackroom.cli._output import console, escape, print_json
+from tackroom.cli.usage import HARNESS, JSON_OPT, SINCE, day, scanning
+
+app = typer.Typer(
+    help="Sessions from every harness's own logs (user's home and every run's): list, show, export.",
+    no_args_is_help=True,
+)
+
+SESSION = typer.Argument(..., help="Session id, or a prefix of exactly one (see `tackroom trace list`).")
+MAX_SHOWN = 400
+"""Characters of one event's text shown in the table (all of it with --json)."""
+
+
+@app.command("list")
+def list_(harness: str | None = HARNESS, since: str | None = SINCE, as_json: bool = JSON_OPT) -> None:
+    """Every session, oldest first: harness, id, started, models, working directory, run."""
+    from rich.table import Column, Table
+
+    from tackroom.trace.api import list_sessions
+
+    with scanning(as_json) as progress:
+        sessions = list_sessions(harness=harness, since=day(since, "--since"), progress=progress)
+    if as_json:
+        print_json([s.to_json() for s in sessions])
+        return
+    if not sessions:
+        console(stderr=True).print("no sessions in the logs tackroom can read", markup=False)
+        return
+    table = Table("harness", Column("session", no_wrap=True), "started", "models", "cwd", "run")
+    for s in sessions:
+        meta = s.meta
+        name = s.session_id if meta.parent_id is None else f"└ {s.session_id} ({meta.agent or 'subagent'})"
+        table.add_row(
+            *map(
+                escape,
+                [s.harness, name, meta.started or "", ", ".join(meta.models), meta.cwd or "", s.run_id or ""],
+            )
+        )
+    console().print(table)
+    console(stderr=True).print(f"{len(sessions)} session(s)", markup=False)
+
+
+@app.command()
+def show(session: str = SESSION, harness: str | None = HARNESS, as_json: bool = JSON_OPT) -> None:
+    """One session read whole: its messages, tool calls and results, usage per call, and its subagents."""
+    from tackroom.trace.api import read_trace
+
+    trace = read_trace(session, harness=harness)
+    if as_json:
+        print_json(trace.to_json())
+        return
+    _show(trace, depth=0)
+
+
+def _show(trace: Any, depth: int) -> None:
+    from rich.table import Table
+
+    out = console()
+    meta = trace.meta
+    pad = "  " * depth
+    out.print(
+        f"{pad}[bold]{escape(trace.harness)} {escape(meta.session_id)}[/]"
+        + (f"  (subagent {escape(meta.agent or '')} of {escape(meta.parent_id)})" if meta.parent_id else "")
+    )
+    out.print(
+        f"{pad}{escape(meta.started or '?')} .. {escape(meta.ended or '?')}  {escape(meta.cwd or '')}  "
+        f"{escape(', '.join(meta.models))}"
+    )
+    table = Table("time", "line", "event", "detail", show_edge=False)
+    for item in trace.events:
+        event = item.event
+        if event.kind == "record":
+            continue
+        table.add_row(
+            *map(escape, [(item.timestamp or "")[11:23], str(item.line), event.kind, _detail(item)])
+        )
+    out.print(table)
+    records = sum(1 for item in trace.events if item.event.kind == "record")
+    if records:
+        out.print(f"{pad}{records} other record(s) kept raw (see --json)", markup=False)
+    for issue in trace.issues:
+        out.print(f"{pad}[yellow]{escape(str(issue))}[/]")
+    for child in trace.children:
+        _show(child, depth + 1)
+
+
+def _detail(item: Any) -> str:
+    event = item.event
+    data = event.to_json()
+    if event.kind in ("assistant_text", "user_text"):
+        text = str(data["text"])
+    elif event.kind == "tool_call":
+        text = f"{data['name']} {data['input']}"
+    elif event.kind == "tool_result":
+        text = ("error: " if data["is_error"] else "") + str(data["output"])
+    elif event.kind == "usage":
+        usage = data["usage"]
+        text = (
+            f"{item.model or '?'}: in {usage['input']}, out {usage['output']}, "
+            f"cache read {usage['cache_read']}, cache write {usage['cache_write']}"
+        )
+    else:
+        text = ", ".join(f"{k}={v}" for k, v in data.items() if k not in ("type", "raw") and v is not None)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + " …"

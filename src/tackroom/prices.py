@@ -1,0 +1,181 @@
+"""What model calls cost, from the maintained price table of PyPI ``genai-prices`` (never a hand-written one).
+
+A model the table does not know has an unknown cost, never 0. Prices are
+per token and depend on the call: Anthropic and Google charge every token of
+a call at a higher rate once its input passes a threshold (200k tokens for
+Claude Sonnet 4.5), so a report cannot price a day's sum as one call. Instead
+each call is put in its price class (how many thresholds its whole input
+passes), sums are kept per class, and each class is priced at its per-token
+rates. The rates come from ``genai-prices`` itself, by pricing a few probe
+calls inside the class; the arithmetic is exact (``Decimal``).
+
+Pricing with ``genai-prices`` is slow (its import takes about half a second
+and each price about half a millisecond), so the rates of each model are
+cached in ``$XDG_CACHE_HOME/tackroom/prices-<genai-prices version>.json``: a
+report after the first needs neither.
+
+Token semantics are tackroom's: ``input`` is uncached input, ``cache_read``
+and ``cache_write`` are additive. (``genai-prices`` counts cached tokens
+inside ``input_tokens``; the conversion happens here, once.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+PROBE = 1_000_000
+"""Tokens in a probe call used to read a rate (large: the per-token rate comes out exact)."""
+
+
+@dataclass(frozen=True)
+class Rates:
+    """USD per token, for one price class of one model."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+
+    def cost(self, input: int, output: int, cache_read: int, cache_write: int) -> Decimal:
+        return (
+            input * self.input
+            + output * self.output
+            + cache_read * self.cache_read
+            + cache_write * self.cache_write
+        )
+
+
+@dataclass(frozen=True)
+class ModelPrices:
+    """One model's prices: the thresholds a call's whole input is measured against, each class's rates."""
+
+    model: str
+    """The model as ``genai-prices`` names it."""
+    provider: str
+    thresholds: tuple[int, ...]
+    rates: tuple[Rates, ...]
+    """``len(thresholds) + 1`` classes: class ``k`` is a call whose whole input passes ``k`` thresholds."""
+
+    def price_class(self, whole_input: int) -> int:
+        return sum(1 for threshold in self.thresholds if whole_input > threshold)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "provider": self.provider,
+            "thresholds": list(self.thresholds),
+            "rates": [
+                [str(r.input), str(r.output), str(r.cache_read), str(r.cache_write)] for r in self.rates
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelPrices:
+        return cls(
+            str(data["model"]),
+            str(data["provider"]),
+            tuple(int(t) for t in data["thresholds"]),
+            tuple(Rates(*(Decimal(str(v)) for v in rate)) for rate in data["rates"]),
+        )
+
+
+class PriceBook:
+    """Prices of the models a report meets, looked up once each (and cached across runs)."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        self._cache_file = cache
+        self._known: dict[str, ModelPrices | None] = {}
+        self._loaded = False
+        self._dirty = False
+
+    @classmethod
+    def default(cls) -> PriceBook:
+        """The book cached under ``$XDG_CACHE_HOME/tackroom/``, one file per ``genai-prices`` release."""
+        from tackroom._files import cache_dir
+
+        try:
+            release = version("genai-prices")
+        except PackageNotFoundError:
+            release = "unknown"
+        return cls(cache_dir() / f"prices-{release}.json")
+
+    def lookup(self, model: str) -> ModelPrices | None:
+        """``model``'s prices, or None when the table does not know it."""
+        self._load()
+        if model not in self._known:
+            self._known[model] = _derive(model)
+            self._dirty = True
+        return self._known[model]
+
+    def save(self) -> None:
+        """Keep what was looked up for the next report (a cache: failing to write it loses nothing)."""
+        if not self._dirty or self._cache_file is None:
+            return
+        data = {name: None if prices is None else prices.to_json() for name, prices in self._known.items()}
+        try:
+            self._cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._cache_file.with_name(f".{self._cache_file.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+            tmp.replace(self._cache_file)
+        except OSError:
+            return
+        self._dirty = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if self._cache_file is None:
+            return
+        try:
+            data = json.loads(self._cache_file.read_text(encoding="utf-8"))
+            self._known = {
+                str(name): None if value is None else ModelPrices.from_json(value)
+                for name, value in data.items()
+            }
+        except (OSError, ValueError, KeyError, TypeError, ArithmeticError, AttributeError):
+            self._known = {}  # a damaged cache is rebuilt
+
+
+def _derive(model: str) -> ModelPrices | None:
+    from genai_prices import Usage, calc_price  # slow to import: only when a model is not cached
+
+    try:
+        found = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref=model)
+    except LookupError:
+        return None
+    table = found.model_price
+    thresholds = sorted(
+        {tier.start for value in vars(table).values() if hasattr(value, "tiers") for tier in value.tiers}
+    )
+
+    def price(uncached: int, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> Decimal:
+        usage = Usage(
+            input_tokens=uncached + cache_read + cache_write,
+            output_tokens=output,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+        )
+        return Decimal(table.calc_price(usage)["total_price"])
+
+    rates = []
+    for k in range(len(thresholds) + 1):
+        # A whole input inside class k: at most the first threshold, or just past threshold k.
+        whole = (
+            min(PROBE, thresholds[0]) if k == 0 and thresholds else PROBE if k == 0 else thresholds[k - 1] + 1
+        )
+        half = whole // 2
+        base = price(whole)
+        r_in = base / whole
+        r_out = (price(whole, output=PROBE) - base) / PROBE
+        r_read = (price(whole - half, cache_read=half) - (whole - half) * r_in) / half
+        r_write = (price(whole - half, cache_write=half) - (whole - half) * r_in) / half
+        rates.append(Rates(r_in, r_out, r_read, r_write))
+    return ModelPrices(found.model.id, found.provider.id, tuple(thresholds), tuple(rates))

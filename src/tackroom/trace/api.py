@@ -1,0 +1,234 @@
+"""The traces API: find every harness's session logs, keep the index current, report usage, read a session.
+
+::
+
+    import tackroom
+
+    report = tackroom.usage("daily", harness="claude-code", timezone="UTC")
+    for session in tackroom.list_sessions(harness="codex"):
+        print(session.session_id, session.started)
+    trace = tackroom.read_trace("4f1c...")      # events, subagents, usage per call
+
+Every function scans first (only what changed since the last scan is read),
+unless ``scan=False``. Logs are looked for in the user's home (``home``,
+default ``$HOME``; the relocation variables of ``env``, default the process
+environment) and in every run directory's isolated home.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tackroom.errors import TraceError
+from tackroom.state.db import StateDB
+from tackroom.trace.discover import Source, all_roots, walk
+from tackroom.trace.index import Progress, ScanReport, TraceIndex, merge_meta
+from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
+from tackroom.trace.usage import Group, UsageOptions, usage_report
+
+MAX_DEPTH = 8
+"""Subagents of subagents are read this deep, no deeper (a log can claim any parent)."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session as the index knows it (``tackroom trace list``)."""
+
+    harness: str
+    meta: SessionMeta
+    paths: tuple[Path, ...]
+    """The files holding it (a resumed session may go on in another)."""
+    run_id: str | None
+    """The run whose isolated home held it."""
+
+    @property
+    def session_id(self) -> str:
+        return self.meta.session_id
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness": self.harness,
+            **self.meta.to_json(),
+            "paths": [str(p) for p in self.paths],
+            "run_id": self.run_id,
+        }
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where to look: the environment and home to expand roots with, and which roots."""
+
+    env: Mapping[str, str]
+    home: Path
+    workdir: Path
+    runs: bool = True
+    real: bool = True
+
+    @classmethod
+    def of(
+        cls,
+        env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+        workdir: Path | None = None,
+        runs: bool = True,
+        real: bool = True,
+    ) -> Where:
+        env = dict(os.environ if env is None else env)
+        home = home or Path(env.get("HOME") or Path.home())
+        return cls(env, home, workdir or Path.cwd(), runs, real)
+
+
+def _index(env: Mapping[str, str], db: StateDB | None) -> TraceIndex:
+    return TraceIndex(db or StateDB.default(env))
+
+
+def scan(
+    *,
+    harness: str | None = None,
+    where: Where | None = None,
+    db: StateDB | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> ScanReport:
+    """Bring the index up to date with the logs on disk; return what was read."""
+    from tackroom.adapters.resolve import load_adapters
+
+    where = where or Where.of()
+    adapters = load_adapters(env=where.env)
+    if harness is not None and harness not in adapters:
+        raise TraceError(f"no adapter named {harness!r}: see `tackroom adapters list`")
+    roots = all_roots(
+        adapters,
+        env=where.env,
+        home=where.home,
+        workdir=where.workdir,
+        harness=harness,
+        runs=where.runs,
+        real=where.real,
+    )
+    issues: list[TraceIssue] = []
+    sources: list[Source] = []
+    for root in roots:
+        sources.extend(walk(root, issues))
+    families = {root.harness: adapters[root.harness].family for root in roots}
+    if harness is not None:
+        families.setdefault(harness, adapters[harness].family)
+    report = _index(where.env, db).scan(sources, families=families, jobs=jobs, progress=progress)
+    report.issues = issues
+    return report
+
+
+def usage(
+    group: Group = "daily",
+    *,
+    harness: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    timezone: str | None = None,
+    cost: bool = True,
+    where: Where | None = None,
+    db: StateDB | None = None,
+    refresh: bool = True,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """A usage report (see :mod:`tackroom.trace.usage` for its shape and rules), after a scan."""
+    where = where or Where.of()
+    if refresh:
+        scan(harness=harness, where=where, db=db, jobs=jobs, progress=progress)
+    options = UsageOptions(group, harness, since, until, timezone, cost)
+    return usage_report(_index(where.env, db), options)
+
+
+def list_sessions(
+    *,
+    harness: str | None = None,
+    since: str | None = None,
+    where: Where | None = None,
+    db: StateDB | None = None,
+    refresh: bool = True,
+    progress: Progress | None = None,
+) -> list[SessionInfo]:
+    """Every session the index knows, oldest first (``since``: started on or after that ISO date)."""
+    where = where or Where.of()
+    if refresh:
+        scan(harness=harness, where=where, db=db, progress=progress)
+    query = (
+        "SELECT s.harness, s.session_id, s.parent_id, s.cwd, s.started, s.ended, s.models, s.title, s.agent, "
+        "f.path, f.run_id FROM trace_sessions s JOIN trace_files f ON f.id = s.file_id"
+    )
+    args: list[Any] = []
+    if harness is not None:
+        query += " WHERE s.harness = ?"
+        args.append(harness)
+    found: dict[tuple[str, str], SessionInfo] = {}
+    with _index(where.env, db).db.connect() as conn:
+        for row in conn.execute(query, args):
+            meta = SessionMeta(
+                row[1], row[2], row[3], row[4], row[5], list(orjson.loads(row[6])), row[7], row[8]
+            )
+            key = (row[0], row[1])
+            known = found.get(key)
+            paths: tuple[Path, ...] = (Path(row[9]),)
+            if known is not None:
+                meta = merge_meta(known.meta, meta)
+                paths = (*known.paths, *paths)
+            found[key] = SessionInfo(
+                row[0], meta, paths, row[10] if known is None else known.run_id or row[10]
+            )
+    sessions = [s for s in found.values() if since is None or (s.meta.started or "") >= since]
+    return sorted(sessions, key=lambda s: (s.meta.started or "", s.harness, s.session_id))
+
+
+def read_trace(
+    session: str,
+    *,
+    harness: str | None = None,
+    where: Where | None = None,
+    db: StateDB | None = None,
+    refresh: bool = True,
+) -> Trace:
+    """Session ``session`` (an id, or a prefix of exactly one) read whole, with its subagents' sessions."""
+    where = where or Where.of()
+    sessions = list_sessions(harness=harness, where=where, db=db, refresh=refresh)
+    exact = [s for s in sessions if s.session_id == session]
+    matches = exact or [s for s in sessions if s.session_id.startswith(session)]
+    if not matches:
+        raise TraceError(f"no session {session!r} in the logs tackroom can read: see `tackroom trace list`")
+    if len(matches) > 1:
+        shown = ", ".join(f"{s.harness}:{s.session_id}" for s in matches[:5])
+        raise TraceError(
+            f"{session!r} names more than one session ({shown}): give more of the id, or --harness"
+        )
+    return _read(matches[0], sessions, depth=0)
+
+
+def _read(info: SessionInfo, sessions: list[SessionInfo], depth: int) -> Trace:
+    from tackroom.adapters.resolve import load_adapters
+    from tackroom.families import get_family
+
+    adapter = load_adapters()[info.harness]
+    reader = get_family(adapter.family).transcripts()
+    if reader is None:
+        raise TraceError(f"{info.harness}: its family has no transcript reader")
+    trace = Trace(info.harness, info.meta, sources=sorted(info.paths))
+    for path in trace.sources:
+        for item in reader.read(path, Cursor()):
+            if isinstance(item, TraceEvent):
+                if item.session_id == info.session_id or not item.session_id:
+                    trace.events.append(item)
+            elif isinstance(item, TraceIssue):
+                trace.issues.append(item)
+            elif item.session_id == info.session_id:
+                trace.meta = merge_meta(trace.meta, item)
+    if depth < MAX_DEPTH:
+        for child in sessions:
+            if child.meta.parent_id == info.session_id and child.harness == info.harness:
+                trace.children.append(_read(child, sessions, depth + 1))
+    return trace

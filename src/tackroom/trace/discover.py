@@ -1,0 +1,193 @@
+"""Where the session logs are: each adapter's ``transcripts`` roots, in the user's home and in every run's.
+
+The roots are adapter data (``[adapter.X.transcripts]``), expanded exactly as
+a run expands them: ``${CLAUDE_CONFIG_DIR:-~/.claude}/projects`` follows the
+relocation variable when it is set, ``~`` is the harness's home. The user's
+real home is expanded with the caller's environment; each run directory's
+isolated home (``runs/<id>/home``) with the relocation defaults a run gives
+its harness, so the logs of every ``tackroom run`` are found where it put them.
+
+The walk never follows a symbolic link (a link to a log file is not read
+either: it could point anywhere), never leaves its root, and a directory it
+cannot list is reported by path, not raised. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tackroom.adapters.templates import expand_path
+from tackroom.families import get_family
+from tackroom.harnesses import data_dir
+from tackroom.probe.builtin import glob_regex
+from tackroom.trace.model import TraceIssue
+
+if TYPE_CHECKING:
+    from tackroom.adapters.resolve import Adapter, AdapterSet
+
+MAX_FILES = 1_000_000
+"""A root holding more files than this is not walked further (and says so)."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """One directory to look for one harness's logs in."""
+
+    harness: str
+    """The adapter name."""
+    path: Path
+    glob: str
+    run_id: str | None = None
+    """The run whose isolated home this is (None: the user's own home)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One log file found under a root."""
+
+    harness: str
+    path: Path
+    run_id: str | None
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+def readable(adapters: AdapterSet, harness: str | None = None) -> list[Adapter]:
+    """The adapters whose logs tackroom can read: transcript roots declared, and a family reader."""
+    chosen = []
+    for name in sorted(adapters):
+        if harness is not None and name != harness:
+            continue
+        adapter = adapters[name]
+        if adapter.spec.transcripts is None:
+            continue
+        if get_family(adapter.family).transcripts() is None:
+            continue
+        chosen.append(adapter)
+    return chosen
+
+
+def home_roots(adapter: Adapter, env: Mapping[str, str], home: Path, workdir: Path) -> list[Root]:
+    """``adapter``'s roots in the user's own home (``workdir`` for logs kept in a project, like aider's)."""
+    spec = adapter.spec.transcripts
+    assert spec is not None
+    return [
+        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=str(workdir)), spec.glob)
+        for root in spec.roots
+    ]
+
+
+def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> list[Root]:
+    """``adapter``'s roots in one run's isolated home, with the relocation defaults a run sets."""
+    spec = adapter.spec.transcripts
+    assert spec is not None
+    home = run_dir / "home"
+    env = {"HOME": str(home)}
+    relocations: Mapping[str, str] = adapter.effective.get("home", {})
+    for name, default in relocations.items():
+        env[name] = str(expand_path(default, env={}, home=str(home), workdir=str(run_dir)))
+    place = str(workdir) if workdir is not None else str(run_dir / "work-unknown")
+    return [
+        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=place), spec.glob, run_dir.name)
+        for root in spec.roots
+    ]
+
+
+_RUN_ID = re.compile(r"^\d{8}-\d{6}-(?P<adapter>.+)-[0-9a-f]{6}$")
+
+
+def all_roots(
+    adapters: AdapterSet,
+    *,
+    env: Mapping[str, str],
+    home: Path,
+    workdir: Path,
+    harness: str | None = None,
+    runs: bool = True,
+    real: bool = True,
+) -> list[Root]:
+    """Every root to scan: the user's home for each readable adapter, then each run's home."""
+    chosen = {adapter.name: adapter for adapter in readable(adapters, harness)}
+    roots: list[Root] = []
+    if real:
+        for adapter in chosen.values():
+            roots += home_roots(adapter, env, home, workdir)
+    if runs:
+        runs_dir = data_dir(env) / "runs"
+        for run_dir in _run_dirs(runs_dir):
+            found = _RUN_ID.match(run_dir.name)
+            owner = chosen.get(found["adapter"]) if found else None
+            if owner is not None:
+                roots += run_roots(owner, run_dir)
+    return _distinct(roots)
+
+
+def _run_dirs(runs_dir: Path) -> list[Path]:
+    try:
+        entries = list(os.scandir(runs_dir))
+    except OSError:
+        return []
+    return sorted(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
+
+
+def _distinct(roots: Iterable[Root]) -> list[Root]:
+    """Each directory once (two adapters of one family share roots: the first one named keeps them)."""
+    seen: set[tuple[Path, str]] = set()
+    out = []
+    for root in roots:
+        key = (root.path, root.glob)
+        if key not in seen:
+            seen.add(key)
+            out.append(root)
+    return out
+
+
+def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
+    """The files under ``root`` matching its glob, without following links; problems go to ``issues``."""
+    pattern = glob_regex(root.glob)
+    base = str(root.path)
+    try:
+        top = os.lstat(base)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        issues.append(TraceIssue(root.path, 0, f"cannot be read ({exc.strerror or exc}): skipped"))
+        return
+    if not stat.S_ISDIR(top.st_mode):
+        return  # a link, or a file where a directory should be: not followed
+    stack = [(base, "")]
+    seen = 0
+    while stack:
+        directory, relative = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            issues.append(
+                TraceIssue(Path(directory), 0, f"cannot be listed ({exc.strerror or exc}): skipped")
+            )
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            seen += 1
+            if seen > MAX_FILES:
+                issues.append(
+                    TraceIssue(root.path, 0, f"more than {MAX_FILES} entries: the rest not looked at")
+                )
+                return
+            name = f"{relative}{entry.name}"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # vanished between listing and looking
+            if stat.S_ISDIR(info.st_mode):
+                stack.append((entry.path, name + "/"))
+            elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
+                yield Source(
+                    root.harness, Path(entry.path), root.run_id, info.st_size, info.st_mtime_ns, info.st_ino
+                )

@@ -1,0 +1,421 @@
+"""The trace index: what tackroom has read of every session log, so the next report reads only what is new.
+
+For each file the index keeps its size, modification time, inode and a hash
+of its first bytes, where the last read stopped (a byte offset and the
+reader's carry-over), the usage of every model call read so far (one JSON
+array per file, each call's key once, its last figures), the sessions it
+holds, and the problems found in it. A scan then:
+
+* passes over a file whose size, time and inode are unchanged, unopened;
+* reads on from the stored offset when an append-only log has grown and its
+  first bytes are the same;
+* reads it again whole when it was rewritten in place (smaller, another
+  inode, other first bytes) or is a database (``incremental = False``);
+* forgets a file that no longer exists.
+
+New bytes are read by worker processes (one per core) when there are many of
+them; a file is read by one process at a time, and everything it yields is
+stored in one transaction, so an interrupted scan loses nothing already
+stored and repeats nothing. Each change bumps the index's generation, which
+invalidates cached reports. The files themselves are only ever read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tackroom.families import get_family
+from tackroom.state.db import StateDB
+from tackroom.trace.discover import Source
+from tackroom.trace.events import FIGURES, UsageReport
+from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TranscriptReader
+from tackroom.values import iso
+
+HEAD = 1024
+"""How many leading bytes identify a file's content (a log rewritten in place has other first bytes)."""
+MAX_ISSUES = 100
+"""Problems kept per file (the count of the rest is kept too)."""
+PARALLEL_BYTES = 16 * 1024 * 1024
+"""Below this much to read, a scan reads in this process: starting workers costs more."""
+
+Row = list[Any]
+"""One model call: ``[line, timestamp, model, key, session, input, output, cache_read, cache_write,
+reasoning, unknown]`` (``unknown`` is a bit mask over :data:`~tackroom.trace.events.FIGURES`)."""
+R_LINE, R_TS, R_MODEL, R_KEY, R_SESSION, R_INPUT = 0, 1, 2, 3, 4, 5
+
+
+@dataclass
+class Task:
+    """One file to read, from where the index says its last read stopped."""
+
+    family: str
+    path: str
+    offset: int = 0
+    line: int = 0
+    state: dict[str, Any] = field(default_factory=dict)
+    head: str = ""
+    """``"<length>:<hash>"`` of the bytes the last read started from; empty for a first read."""
+
+
+@dataclass
+class Done:
+    """What one read of one file found."""
+
+    path: str
+    restarted: bool
+    """Read from the start (new, rewritten, or a database): the stored rows are replaced, not extended."""
+    offset: int
+    line: int
+    state: dict[str, Any]
+    head: str
+    rows: list[Row]
+    sessions: list[dict[str, Any]]
+    issues: list[list[Any]]
+    more_issues: int = 0
+
+
+_READERS: dict[str, TranscriptReader] = {}
+
+
+def _reader(family: str) -> TranscriptReader:
+    reader = _READERS.get(family)
+    if reader is None:
+        found = get_family(family).transcripts()
+        if found is None:
+            raise LookupError(f"family {family!r} has no transcript reader")
+        reader = _READERS[family] = found
+    return reader
+
+
+def head_of(path: str, length: int) -> str:
+    """``"<length>:<hash>"`` of the first ``length`` bytes of ``path`` (fewer if it is shorter)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(length)
+    return f"{len(data)}:{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+
+
+def read_file(task: Task) -> Done:
+    """Read one file on from ``task``'s cursor (whole, when it changed underneath); never raises."""
+    reader = _reader(task.family)
+    restarted = not reader.incremental or not task.head
+    if not restarted:
+        length = int(task.head.split(":", 1)[0])
+        if head_of(task.path, length) != task.head:
+            restarted = True  # rewritten in place: what was read before is not what is there now
+    cursor = Cursor() if restarted else Cursor(task.offset, task.line, dict(task.state))
+    rows: list[Row] = []
+    sessions: dict[str, SessionMeta] = {}
+    issues: list[list[Any]] = []
+    more = 0
+    path = Path(task.path)
+    try:
+        for item in reader.read(path, cursor, usage_only=True):
+            if isinstance(item, TraceEvent):
+                event = item.event
+                if isinstance(event, UsageReport):
+                    usage = event.usage
+                    mask = sum(1 << n for n, name in enumerate(FIGURES) if name in usage.unknown)
+                    rows.append(
+                        [
+                            item.line,
+                            item.timestamp,
+                            item.model,
+                            item.key,
+                            item.session_id,
+                            usage.input,
+                            usage.output,
+                            usage.cache_read,
+                            usage.cache_write,
+                            usage.reasoning,
+                            mask,
+                        ]
+                    )
+            elif isinstance(item, SessionMeta):
+                known = sessions.get(item.session_id)
+                sessions[item.session_id] = item if known is None else merge_meta(known, item)
+            elif len(issues) < MAX_ISSUES:
+                issues.append([item.line, item.message])
+            else:
+                more += 1
+    except Exception as exc:
+        issues.append([cursor.line, f"the reader failed here: {type(exc).__name__}: {exc}"])
+    head = head_of(task.path, HEAD) if restarted or not task.head else task.head
+    if not task.head or restarted:
+        # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
+        head = head_of(task.path, min(HEAD, max(cursor.offset, 1))) if reader.incremental else head
+    return Done(
+        task.path,
+        restarted,
+        cursor.offset,
+        cursor.line,
+        cursor.state,
+        head,
+        dedupe(rows),
+        [meta.to_json() for meta in sessions.values()],
+        issues,
+        more,
+    )
+
+
+def dedupe(rows: list[Row]) -> list[Row]:
+    """Each call's key once, its last figures winning (in the first position the key was seen at)."""
+    at: dict[str, int] = {}
+    out: list[Row] = []
+    for row in rows:
+        key = row[R_KEY]
+        if key is None:
+            out.append(row)
+            continue
+        place = at.get(key)
+        if place is None:
+            at[key] = len(out)
+            out.append(row)
+        else:
+            out[place] = row
+    return out
+
+
+def merge_meta(old: SessionMeta, new: SessionMeta) -> SessionMeta:
+    """One session seen in two reads: the wider window, every model, the first of the rest."""
+    merged = SessionMeta(
+        old.session_id,
+        parent_id=old.parent_id or new.parent_id,
+        cwd=old.cwd or new.cwd,
+        models=list(old.models),
+        title=old.title or new.title,
+        agent=old.agent or new.agent,
+    )
+    merged.saw(old.started)
+    merged.saw(old.ended)
+    merged.saw(new.started)
+    merged.saw(new.ended)
+    for model in new.models:
+        merged.saw(None, model)
+    return merged
+
+
+def _meta(data: dict[str, Any]) -> SessionMeta:
+    return SessionMeta(
+        data["session_id"],
+        parent_id=data.get("parent_id"),
+        cwd=data.get("cwd"),
+        started=data.get("started"),
+        ended=data.get("ended"),
+        models=list(data.get("models") or []),
+        title=data.get("title"),
+        agent=data.get("agent"),
+    )
+
+
+@dataclass
+class ScanReport:
+    """What one scan did."""
+
+    files: int = 0
+    """Files found."""
+    read: int = 0
+    """Files read (new, grown, or changed)."""
+    bytes_read: int = 0
+    removed: int = 0
+    issues: list[TraceIssue] = field(default_factory=list)
+    """Problems found while listing (unreadable directories); a file's own are in the index."""
+
+
+Progress = Callable[[int, int], None]
+"""Called with (bytes done, bytes to do) as files are read."""
+
+
+class TraceIndex:
+    """The ``trace_*`` tables of one state database."""
+
+    def __init__(self, db: StateDB) -> None:
+        self.db = db
+
+    def generation(self) -> int:
+        with self.db.connect() as db:
+            (value,) = db.execute("SELECT value FROM trace_generation WHERE id = 1").fetchone()
+        return int(value)
+
+    def scan(
+        self,
+        sources: Sequence[Source],
+        *,
+        families: Mapping[str, str],
+        jobs: int | None = None,
+        progress: Progress | None = None,
+    ) -> ScanReport:
+        """Bring the index up to date with ``sources``: every file found for the harnesses ``families``
+        names (adapter name -> family name)."""
+        report = ScanReport(files=len(sources))
+        with self.db.connect() as db:
+            known = {
+                row[1]: row
+                for row in db.execute(
+                    "SELECT id, path, harness, size, mtime_ns, inode, head, offset, line, state "
+                    "FROM trace_files"
+                )
+            }
+        tasks: list[tuple[Task, Source]] = []
+        for source in sources:
+            key = str(source.path)
+            row = known.get(key)
+            if row is not None and (row[3], row[4], row[5]) == (source.size, source.mtime_ns, source.inode):
+                continue
+            family = families[source.harness]
+            if row is None or row[5] != source.inode or source.size < row[7]:
+                tasks.append((Task(family, key), source))
+            else:
+                tasks.append((Task(family, key, row[7], row[8], orjson.loads(row[9]), row[6]), source))
+        seen = {str(s.path) for s in sources}
+        scanned = set(families)
+        gone = [
+            row[0]
+            for path, row in known.items()
+            if row[2] in scanned and path not in seen and not os.path.lexists(path)
+        ]
+        if not tasks and not gone:
+            return report
+        total = sum(max(source.size - task.offset, 0) for task, source in tasks)
+        report.bytes_read = total
+        report.read = len(tasks)
+        report.removed = len(gone)
+        by_path = {task.path: source for task, source in tasks}
+        self._store_many(self._read_all([task for task, _ in tasks], by_path, total, jobs, progress), by_path)
+        with self.db.transaction() as db:
+            db.executemany("DELETE FROM trace_files WHERE id = ?", [(i,) for i in gone])
+            db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")
+        return report
+
+    def _read_all(
+        self,
+        tasks: list[Task],
+        sources: dict[str, Source],
+        total: int,
+        jobs: int | None,
+        progress: Progress | None,
+    ) -> Iterable[Done]:
+        jobs = jobs or os.cpu_count() or 1
+        done_bytes = 0
+        if jobs <= 1 or total < PARALLEL_BYTES or len(tasks) < 2:
+            for task in tasks:
+                result = read_file(task)
+                done_bytes += max(sources[task.path].size - task.offset, 0)
+                if progress:
+                    progress(done_bytes, total)
+                yield result
+            return
+        # The largest first, so no worker is left with one big file at the end.
+        tasks = sorted(tasks, key=lambda t: sources[t.path].size - t.offset, reverse=True)
+        context = multiprocessing.get_context(
+            "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        )
+        with context.Pool(min(jobs, len(tasks))) as pool:
+            offsets = {task.path: task.offset for task in tasks}
+            chunk = max(1, min(32, len(tasks) // (jobs * 8)))
+            for result in pool.imap_unordered(read_file, tasks, chunksize=chunk):
+                done_bytes += max(sources[result.path].size - offsets[result.path], 0)
+                if progress:
+                    progress(done_bytes, total)
+                yield result
+
+    def _store_many(self, results: Iterable[Done], sources: dict[str, Source]) -> None:
+        batch: list[Done] = []
+        for result in results:
+            batch.append(result)
+            if len(batch) >= 256:
+                self._store(batch, sources)
+                batch = []
+        if batch:
+            self._store(batch, sources)
+
+    def _store(self, batch: list[Done], sources: dict[str, Source]) -> None:
+        stamp = iso(datetime.now(UTC))
+        with self.db.transaction() as db:
+            for done in batch:
+                source = sources[done.path]
+                old = db.execute(
+                    "SELECT id, usage, issues FROM trace_files WHERE path = ?", (done.path,)
+                ).fetchone()
+                rows = done.rows
+                issues: list[Any] = done.issues
+                if old is not None and not done.restarted:
+                    rows = dedupe([*orjson.loads(old[1]), *rows])
+                    issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
+                values = (
+                    source.harness,
+                    source.run_id,
+                    source.size,
+                    source.mtime_ns,
+                    source.inode,
+                    done.head,
+                    done.offset,
+                    done.line,
+                    orjson.dumps(done.state).decode(),
+                    orjson.dumps(rows),
+                    orjson.dumps(issues).decode(),
+                    stamp,
+                )
+                if old is None:
+                    file_id = db.execute(
+                        "INSERT INTO trace_files (harness, run_id, size, mtime_ns, inode, head, offset, "
+                        "line, state, usage, issues, read_at, path) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (*values, done.path),
+                    ).lastrowid
+                    assert file_id is not None
+                else:
+                    file_id = old[0]
+                    db.execute(
+                        "UPDATE trace_files SET harness = ?, run_id = ?, size = ?, mtime_ns = ?, inode = ?, "
+                        "head = ?, offset = ?, line = ?, state = ?, usage = ?, issues = ?, read_at = ? "
+                        "WHERE id = ?",
+                        (*values, file_id),
+                    )
+                self._store_sessions(db, file_id, source.harness, done)
+
+    @staticmethod
+    def _store_sessions(db: Any, file_id: int, harness: str, done: Done) -> None:
+        if done.restarted:
+            db.execute("DELETE FROM trace_sessions WHERE file_id = ?", (file_id,))
+        for data in done.sessions:
+            meta = _meta(data)
+            row = db.execute(
+                "SELECT session_id, parent_id, cwd, started, ended, models, title, agent FROM trace_sessions "
+                "WHERE file_id = ? AND session_id = ?",
+                (file_id, meta.session_id),
+            ).fetchone()
+            if row is not None:
+                old = _meta(dict(zip(_SESSION_KEYS, [*row[:5], orjson.loads(row[5]), *row[6:]], strict=True)))
+                meta = merge_meta(old, meta)
+            db.execute(
+                "INSERT OR REPLACE INTO trace_sessions (file_id, harness, session_id, parent_id, cwd, "
+                "started, ended, models, title, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file_id,
+                    harness,
+                    meta.session_id,
+                    meta.parent_id,
+                    meta.cwd,
+                    meta.started,
+                    meta.ended,
+                    orjson.dumps(meta.models).decode(),
+                    meta.title,
+                    meta.agent,
+                ),
+            )
+
+
+_SESSION_KEYS = ("session_id", "parent_id", "cwd", "started", "ended", "models", "title", "agent")

@@ -1,0 +1,326 @@
+"""Usage reports over the trace index: by day, month, session or model, exact to the token, priced.
+
+Each model call counts once. Within a file a call's key keeps its last
+figures (the index stores them so); across files the first file, in path
+order, to hold a key keeps it (a resumed session that copied its history into
+a new file does not count it twice). A figure no call reported is
+``not_reported``; one that only some calls of a row reported is ``unknown``:
+a sum of the rest would be a guess presented as a count.
+
+Days and months are in the report's time zone (the local one unless asked),
+as the timestamps in the logs are instants. A call without a timestamp is
+counted in the session and model reports, and in day reports under
+``"unknown"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from decimal import Decimal
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import orjson
+
+from tackroom.errors import TraceError
+from tackroom.prices import ModelPrices, PriceBook
+from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
+from tackroom.trace.index import R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS, TraceIndex
+
+Group = Literal["daily", "monthly", "session", "model"]
+GROUPS: tuple[Group, ...] = ("daily", "monthly", "session", "model")
+NO_TIME = "unknown"
+_N = len(FIGURES)
+
+
+@dataclass
+class Sums:
+    """Running sums of the five figures over some calls, and how many calls reported each."""
+
+    calls: int = 0
+    values: list[int] = field(default_factory=lambda: [0] * _N)
+    reported: list[int] = field(default_factory=lambda: [0] * _N)
+    unknown: int = 0
+    """Bit mask of figures some call reported in part (unknown whatever the others say)."""
+
+    def add_row(self, row: list[Any]) -> None:
+        self.calls += 1
+        values, reported = self.values, self.reported
+        for n in range(_N):
+            value = row[R_INPUT + n]
+            if value is not None:
+                values[n] += value
+                reported[n] += 1
+        self.unknown |= row[R_INPUT + _N]
+
+    def add(self, other: Sums) -> None:
+        self.calls += other.calls
+        for n in range(_N):
+            self.values[n] += other.values[n]
+            self.reported[n] += other.reported[n]
+        self.unknown |= other.unknown
+
+    def figure(self, n: int) -> int | str:
+        if self.unknown & (1 << n):
+            return UNKNOWN
+        if self.reported[n] == 0:
+            return NOT_REPORTED
+        if self.reported[n] < self.calls:
+            return UNKNOWN
+        return self.values[n]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: self.figure(n) for n, name in enumerate(FIGURES)}
+        parts = [data[name] for name in ("input", "output", "cache_read", "cache_write")]
+        data["total"] = UNKNOWN if UNKNOWN in parts else sum(p for p in parts if isinstance(p, int))
+        data["calls"] = self.calls
+        return data
+
+
+@dataclass
+class ModelSums:
+    """One model's calls in one row: their sums, and per price class the sums a cost needs."""
+
+    sums: Sums = field(default_factory=Sums)
+    classes: dict[int, list[int]] = field(default_factory=dict)
+    unpriced: int = 0
+    """Calls whose input figures were not all reported: their cost cannot be known."""
+
+
+class _Row:
+    __slots__ = ("models",)
+
+    def __init__(self) -> None:
+        self.models: dict[str, ModelSums] = {}
+
+
+@dataclass(frozen=True)
+class UsageOptions:
+    group: Group = "daily"
+    harness: str | None = None
+    since: str | None = None
+    """First day (``YYYY-MM-DD``) counted, in the report's zone."""
+    until: str | None = None
+    """Last day counted (inclusive)."""
+    timezone: str | None = None
+    """An IANA zone name; None is the local zone."""
+    cost: bool = True
+
+    def cache_key(self) -> str:
+        return orjson.dumps(
+            [self.group, self.harness, self.since, self.until, self.timezone, self.cost]
+        ).decode()
+
+
+def zone(name: str | None) -> tzinfo | None:
+    """The zone ``name`` (None: local), or a TraceError naming it."""
+    if name is None:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise TraceError(
+            f"unknown time zone {name!r}: give an IANA name such as UTC or Europe/Berlin"
+        ) from exc
+
+
+class _Days:
+    """Timestamps to local days, cached per hour (the zone's offset changes on the hour, at most)."""
+
+    def __init__(self, tz: tzinfo | None, utc: bool) -> None:
+        self._tz = tz
+        self._utc = utc
+        self._cache: dict[str, str] = {}
+
+    def day(self, ts: Any) -> str:
+        if not isinstance(ts, str) or len(ts) < 10:
+            return NO_TIME
+        if self._utc and ts.endswith("Z"):
+            return ts[:10]
+        hour = ts[:13]
+        if ts.endswith("Z") and hour in self._cache:
+            return self._cache[hour]
+        try:
+            moment = datetime.fromisoformat(ts)
+        except ValueError:
+            return NO_TIME
+        if moment.tzinfo is None:
+            day = moment.date().isoformat()  # a naive time is taken as written
+        else:
+            day = moment.astimezone(self._tz).date().isoformat()
+        if ts.endswith("Z"):
+            self._cache[hour] = day
+        return day
+
+
+def usage_report(index: TraceIndex, options: UsageOptions, prices: PriceBook | None = None) -> dict[str, Any]:
+    """The report ``options`` ask for, from what the index holds (scan first to bring it up to date).
+
+    A report is cached in the index until the next change to it, so asking
+    again for the same report costs one query.
+    """
+    tz = zone(options.timezone)
+    key = options.cache_key()
+    generation = index.generation()
+    with index.db.connect() as db:
+        cached = db.execute("SELECT generation, value FROM trace_cache WHERE name = ?", (key,)).fetchone()
+    if cached is not None and cached[0] == generation:
+        report: dict[str, Any] = orjson.loads(cached[1])
+        return report
+    report = _build(index, options, tz, prices)
+    with index.db.transaction() as db:
+        db.execute(
+            "INSERT OR REPLACE INTO trace_cache (name, generation, value) VALUES (?, ?, ?)",
+            (key, generation, orjson.dumps(report)),
+        )
+    return report
+
+
+def _rows(index: TraceIndex, harness: str | None) -> Iterator[tuple[str, list[list[Any]]]]:
+    query = "SELECT harness, usage FROM trace_files"
+    args: tuple[Any, ...] = ()
+    if harness is not None:
+        query += " WHERE harness = ?"
+        args = (harness,)
+    with index.db.connect() as db:
+        for owner, blob in db.execute(query + " ORDER BY path", args):
+            yield owner, orjson.loads(blob)
+
+
+def _build(
+    index: TraceIndex, options: UsageOptions, tz: tzinfo | None, prices: PriceBook | None
+) -> dict[str, Any]:
+    utc = options.timezone is not None and options.timezone.upper() in ("UTC", "ETC/UTC", "Z")
+    days = _Days(tz, utc)
+    group = options.group
+    since, until = options.since, options.until
+    seen: set[int] = set()
+    rows: dict[str, _Row] = {}
+    book = prices if prices is not None else (PriceBook.default() if options.cost else None)
+    model_prices: dict[str, ModelPrices | None] = {}
+    harness_of_session: dict[str, str] = {}
+    for owner, calls in _rows(index, options.harness):
+        for call in calls:
+            call_key = call[R_KEY]
+            if call_key is not None:
+                digest = hash((owner, call_key))
+                if digest in seen:
+                    continue
+                seen.add(digest)
+            day = days.day(call[R_TS]) if group in ("daily", "monthly") or since or until else NO_TIME
+            if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
+                continue
+            model = call[R_MODEL] or "unknown"
+            if group == "daily":
+                bucket = day
+            elif group == "monthly":
+                bucket = day[:7] if day != NO_TIME else NO_TIME
+            elif group == "session":
+                bucket = call[R_SESSION] or "unknown"
+                harness_of_session.setdefault(bucket, owner)
+            else:
+                bucket = model
+            row = rows.get(bucket)
+            if row is None:
+                row = rows[bucket] = _Row()
+            sums = row.models.get(model)
+            if sums is None:
+                sums = row.models[model] = ModelSums()
+            sums.sums.add_row(call)
+            if book is None:
+                continue
+            i, o, cr, cw = call[R_INPUT], call[R_INPUT + 1], call[R_INPUT + 2], call[R_INPUT + 3]
+            if i is None or o is None:
+                sums.unpriced += 1
+                continue
+            cr, cw = cr or 0, cw or 0
+            if model not in model_prices:
+                model_prices[model] = book.lookup(model)
+            found = model_prices[model]
+            k = found.price_class(i + cr + cw) if found is not None else 0
+            totals = sums.classes.get(k)
+            if totals is None:
+                totals = sums.classes[k] = [0, 0, 0, 0]
+            totals[0] += i
+            totals[1] += o
+            totals[2] += cr
+            totals[3] += cw
+    if book is not None:
+        book.save()
+    out_rows = []
+    grand = Sums()
+    grand_cost: Decimal | None = Decimal(0)
+    for bucket in sorted(rows):
+        row_sums = Sums()
+        row_cost: Decimal | None = Decimal(0)
+        models = []
+        for model in sorted(rows[bucket].models):
+            entry = rows[bucket].models[model]
+            row_sums.add(entry.sums)
+            cost = _cost(entry, model_prices.get(model)) if book is not None else None
+            row_cost = None if cost is None or row_cost is None else row_cost + cost
+            models.append({"model": model, **entry.sums.to_json(), "cost_usd": _money(cost)})
+        grand.add(row_sums)
+        grand_cost = None if row_cost is None or grand_cost is None else grand_cost + row_cost
+        item: dict[str, Any] = {
+            "key": bucket,
+            **row_sums.to_json(),
+            "cost_usd": _money(row_cost),
+            "models": models,
+        }
+        if group == "session":
+            item["harness"] = harness_of_session.get(bucket)
+        out_rows.append(item)
+    if group == "session":
+        _add_sessions(index, out_rows)
+    return {
+        "group": group,
+        "harness": options.harness,
+        "timezone": options.timezone or _local_zone(),
+        "since": since,
+        "until": until,
+        "rows": out_rows,
+        "totals": {**grand.to_json(), "cost_usd": _money(grand_cost if book is not None else None)},
+    }
+
+
+def _cost(entry: ModelSums, found: ModelPrices | None) -> Decimal | None:
+    if found is None or entry.unpriced:
+        return None
+    return sum(
+        (found.rates[k].cost(*totals) for k, totals in entry.classes.items()),
+        Decimal(0),
+    )
+
+
+def _money(value: Decimal | None) -> str | None:
+    """USD as an exact decimal string (JSON numbers would round it), or None when unknown."""
+    if value is None:
+        return None
+    return format(value.normalize(), "f") if value else "0"
+
+
+def _local_zone() -> str:
+    return time.tzname[0] if time.tzname else "local"
+
+
+def _add_sessions(index: TraceIndex, rows: list[dict[str, Any]]) -> None:
+    wanted = {row["key"] for row in rows}
+    found: dict[str, dict[str, Any]] = {}
+    with index.db.connect() as db:
+        for session, parent, cwd, started, ended, agent in db.execute(
+            "SELECT session_id, parent_id, cwd, started, ended, agent FROM trace_sessions"
+        ):
+            if session in wanted and session not in found:
+                found[session] = {
+                    "parent_id": parent,
+                    "cwd": cwd,
+                    "started": started,
+                    "ended": ended,
+                    "agent": agent,
+                }
+    for row in rows:
+        row.update(found.get(row["key"], {"parent_id": None, "cwd": None, "started": None, "ended": None}))
