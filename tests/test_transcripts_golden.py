@@ -23,7 +23,7 @@ import pytest
 
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
-from tackroom.probe.builtin import glob_regex
+from tackroom.paths import glob_regex
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem, TranscriptReader
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,13 @@ from typing import Any
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/tackroom`` (default ``~/.cache/tackroom``)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tackroom"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/tackroom`` (default ``~/.local/share/tackroom``)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
     return Path(base) / "tackroom"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tackroom._files import cache_dir, read_json, write_json
+from tackroom._files import data_dir as data_dir
 from tackroom.adapters.versions import sort_key
 from tackroom.errors import InstallError, TackroomError
 from tackroom.paths import check_name, inside, read_inside, resolves_inside
@@ -39,13 +40,6 @@ class Located:
     """The version, when known without running it (managed installs record theirs)."""
     bin_dir: Path | None = None
     """A directory to put first on the child's PATH (a managed install's runtime, e.g. node or bun)."""
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_DATA_HOME/tackroom`` (default ``~/.local/share/tackroom``)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
-    return Path(base) / "tackroom"
 
 
 def harness_root(harness: str, env: Mapping[str, str] | None = None) -> Path:

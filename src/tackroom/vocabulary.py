@@ -85,3 +85,6 @@ OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
     "quiet": "flag",
     "command": "str",
 }
+
+TRANSCRIPT_GLOB = "**/*.jsonl"
+"""Which files under a transcript root are session logs, unless the adapter says otherwise."""

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 from tackroom.adapters.versions import VERSION_PATTERN
 from tackroom.vocabulary import NEUTRAL_TOOLS as NEUTRAL_TOOLS
 from tackroom.vocabulary import OPTION_KINDS as OPTION_KINDS
+from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -177,7 +178,7 @@ class Transcripts(Strict):
 
     roots: list[str]
     """Root directories, as path templates with ``${VAR:-default}``."""
-    glob: str = "**/*.jsonl"
+    glob: str = TRANSCRIPT_GLOB
     """Transcript files under each root."""
 
 

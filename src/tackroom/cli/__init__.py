@@ -3,6 +3,12 @@
 Errors are shown once, here at the edge: a :class:`~tackroom.errors.TackroomError`
 prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
 130; a traceback only with ``--debug``.
+
+The commands live in :mod:`tackroom.cli.app`. A usage report, the command
+people run over and over, first tries :mod:`tackroom.cli.quick`, which
+answers it without importing the CLI framework; anything it does not handle
+exactly (help, a mistake, an option it does not know) goes to the full
+application, which says what is wrong.
 """
 
 from __future__ import annotations
@@ -10,47 +16,7 @@ from __future__ import annotations
 import io
 import sys
 import traceback
-
-import typer
-
-from tackroom.cli import adapters, mock, profile, runs, trace, usage
-from tackroom.cli.capabilities import capabilities_command
-from tackroom.cli.detect import detect_command
-from tackroom.cli.doctor import doctor_command
-from tackroom.cli.drift import drift_command
-from tackroom.cli.install import install_command
-from tackroom.cli.probe import probe_command
-from tackroom.cli.run import run_command
-from tackroom.cli.trust import trust_command
-
-app = typer.Typer(
-    name="tackroom",
-    help="Drive every coding-agent CLI through one interface, and prove what it configured was used.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(adapters.app, name="adapters")
-app.add_typer(mock.app, name="mock")
-app.add_typer(profile.app, name="profile")
-app.add_typer(runs.app, name="runs")
-app.add_typer(trace.app, name="trace")
-app.add_typer(usage.app, name="usage")
-app.command("detect")(detect_command)
-app.command("probe")(probe_command)
-app.command("capabilities")(capabilities_command)
-app.command("doctor")(doctor_command)
-app.command("drift")(drift_command)
-app.command("install")(install_command)
-app.command("run")(run_command)
-app.command("trust")(trust_command)
-
-
-@app.callback()
-def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show a traceback on errors."),
-) -> None:
-    """Drive every coding-agent CLI through one interface, and prove what it configured was used."""
+from typing import Any
 
 
 def main() -> None:
@@ -64,6 +30,13 @@ def main() -> None:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     try:
+        if sys.argv[1:2] == ["usage"]:
+            from tackroom.cli.quick import usage_quickly
+
+            if usage_quickly(sys.argv[2:]):
+                return
+        from tackroom.cli.app import app
+
         app(prog_name="tackroom")
     except TackroomError as exc:
         from tackroom.redact import redact_text
@@ -75,3 +48,11 @@ def main() -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from tackroom.cli.app import app
+
+        return app
+    raise AttributeError(f"module 'tackroom.cli' has no attribute {name!r}")

@@ -10,7 +10,9 @@ the names cheaply and imports a family's module only when it is used.
 from __future__ import annotations
 
 from functools import cache
+from importlib import import_module
 from importlib.metadata import entry_points
+from typing import Any
 
 from tackroom.errors import FamilyError
 from tackroom.families.base import Family
@@ -33,12 +35,15 @@ def family_names() -> list[str]:
 @cache
 def get_family(name: str) -> Family:
     """The registered family ``name``, imported and checked against the interface."""
-    for ep in entry_points(group=GROUP):
-        if ep.name == name:
-            family = ep.load()
-            break
-    else:
+    family: Any
+    target = _entry_points().get(name)
+    if target is None:
         raise FamilyError(f"no family {name!r} is registered (registered: {', '.join(family_names())})")
+    # One scan of the installed packages' metadata per process (_entry_points), not one per family.
+    module, _, attribute = target.partition(":")
+    family = import_module(module)
+    for part in attribute.split(".") if attribute else ():
+        family = getattr(family, part)
     if not isinstance(family, Family):
         raise FamilyError(f"entry point {name!r} = {_entry_points()[name]} is not a tackroom Family")
     if family.name != name:

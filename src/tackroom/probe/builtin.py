@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tackroom.errors import TackroomError
+from tackroom.paths import glob_regex as glob_regex
 from tackroom.probe import procs
 from tackroom.probe.findings import Findings, Observations, Trouble
 from tackroom.probe.rows import NOT_OBSERVED, Support
@@ -365,19 +365,6 @@ def _find(root: Path, glob: str) -> bool:
         if seen > _WALK_LIMIT:
             return False
     return False
-
-
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A regular expression matching the relative POSIX paths ``Path.glob(glob)`` would find."""
-    parts = glob.split("/")
-    out = []
-    for n, part in enumerate(parts):
-        if part == "**":
-            out.append("(?:[^/]+/)*" if n < len(parts) - 1 else ".*")
-            continue
-        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
-        out.append(text + ("/" if n < len(parts) - 1 else ""))
-    return re.compile("".join(out))
 
 
 # --- tools: MCP round trip, hooks at every moment, inject, refuse ------------------------

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from tackroom._files import data_dir
 from tackroom.errors import StateError
-from tackroom.harnesses import data_dir
 from tackroom.state.migrations import migrate
 
 STATE_FILE = "state.db"

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tackroom._files import data_dir
 from tackroom.adapters.templates import expand_path
 from tackroom.families import get_family
-from tackroom.harnesses import data_dir
-from tackroom.probe.builtin import glob_regex
+from tackroom.paths import glob_regex
 from tackroom.trace.model import TraceIssue
+from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
@@ -66,7 +67,7 @@ def readable(adapters: AdapterSet, harness: str | None = None) -> list[Adapter]:
         if harness is not None and name != harness:
             continue
         adapter = adapters[name]
-        if adapter.spec.transcripts is None:
+        if not adapter.effective.get("transcripts"):
             continue
         if get_family(adapter.family).transcripts() is None:
             continue
@@ -76,18 +77,16 @@ def readable(adapters: AdapterSet, harness: str | None = None) -> list[Adapter]:
 
 def home_roots(adapter: Adapter, env: Mapping[str, str], home: Path, workdir: Path) -> list[Root]:
     """``adapter``'s roots in the user's own home (``workdir`` for logs kept in a project, like aider's)."""
-    spec = adapter.spec.transcripts
-    assert spec is not None
+    roots, glob = transcripts(adapter)
     return [
-        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=str(workdir)), spec.glob)
-        for root in spec.roots
+        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=str(workdir)), glob)
+        for root in roots
     ]
 
 
 def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> list[Root]:
     """``adapter``'s roots in one run's isolated home, with the relocation defaults a run sets."""
-    spec = adapter.spec.transcripts
-    assert spec is not None
+    roots, glob = transcripts(adapter)
     home = run_dir / "home"
     env = {"HOME": str(home)}
     relocations: Mapping[str, str] = adapter.effective.get("home", {})
@@ -95,9 +94,15 @@ def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> l
         env[name] = str(expand_path(default, env={}, home=str(home), workdir=str(run_dir)))
     place = str(workdir) if workdir is not None else str(run_dir / "work-unknown")
     return [
-        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=place), spec.glob, run_dir.name)
-        for root in spec.roots
+        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=place), glob, run_dir.name)
+        for root in roots
     ]
+
+
+def transcripts(adapter: Adapter) -> tuple[list[str], str]:
+    """The adapter's transcript roots and glob, from its validated table (without building the schema)."""
+    table = adapter.effective.get("transcripts") or {}
+    return [str(root) for root in table.get("roots", [])], str(table.get("glob", TRANSCRIPT_GLOB))
 
 
 _RUN_ID = re.compile(r"^\d{8}-\d{6}-(?P<adapter>.+)-[0-9a-f]{6}$")
