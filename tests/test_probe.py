@@ -59,7 +59,7 @@ def test_a_harness_that_ignores_its_profile_is_false_on_every_item(config_dir: P
         ("--no-usage", "usage.exact", "n/o", "reported no usage"),
         ("--ignore-model", "endpoint.model", False, "the endpoint saw fake-default-model"),
         ("--hide-errors", "error.detected", False, "looked successful"),
-        ("--no-transcript", "transcripts.written", False, "no file matching */*.jsonl"),
+        ("--no-transcript", "transcripts.written", False, "no file matching **/*.jsonl"),
     ],
 )
 def test_each_broken_behaviour_is_found(
