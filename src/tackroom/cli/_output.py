@@ -30,11 +30,20 @@ def print_json(data: Any) -> None:
     sys.stdout.write(dumps_json(data) + "\n")
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def escape(value: Any) -> str:
-    """``str(value)`` safe to embed in Rich markup: names from users' files may hold ``[markup]``."""
+    """``str(value)`` safe to embed in Rich markup and to print on a terminal.
+
+    Names and text from users' files and harness logs may hold ``[markup]``, and
+    control characters (an ANSI escape could recolour, move or retitle the
+    terminal): markup is escaped, a control character is shown as ``\\xNN``.
+    """
     from rich.markup import escape as rich_escape
 
-    return rich_escape(str(value))
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", str(value))
+    return rich_escape(text)
 
 
 def console(stderr: bool = False) -> Console:

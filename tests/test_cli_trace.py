@@ -1,0 +1,120 @@
+"""``tackroom usage`` and ``tackroom trace`` as a user runs them: real processes, real logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clikit import run_cli
+from tackroom.cli.app import app
+from tackroom.cli.quick import parse
+
+GOLDEN = Path(__file__).parent / "golden/claude-code/transcripts/subagents-2.1.332/files"
+SESSION = "1bfc3a8c-9a20-4dff-8c1e-48329e059f5e"
+
+
+@pytest.fixture
+def logs(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    projects = isolated_home / ".claude" / "projects"
+    shutil.copytree(GOLDEN, projects)
+    return projects
+
+
+ARGS = [
+    ["daily", "--json"],
+    ["daily", "--json", "--harness", "claude-code", "--timezone", "UTC"],
+    ["monthly", "--json", "-H", "claude-code", "-z", "UTC", "--since", "20261101", "--until=2026-12-31"],
+    ["session", "--json", "--no-cost", "--jobs", "1"],
+    ["model", "--json", "--timezone=Asia/Tokyo"],
+]
+
+
+@pytest.mark.parametrize("args", ARGS, ids=[" ".join(a) for a in ARGS])
+def test_the_quick_path_answers_as_the_full_command_does(logs: Path, args: list[str]) -> None:
+    assert parse(args) is not None, "the quick path should take these arguments"
+    quick = run_cli("usage", *args)
+    assert quick.returncode == 0, quick.stderr
+    full = CliRunner().invoke(app, ["usage", *args])
+    assert full.exit_code == 0, full.output
+    assert json.loads(quick.stdout) == json.loads(full.stdout)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["daily"],  # a table: the full command prints it
+        ["daily", "--json", "--help"],
+        ["daily", "--json", "--since", "yesterday"],
+        ["daily", "--json", "--bogus"],
+        ["weekly", "--json"],
+        ["daily", "--json", "--jobs", "0"],
+        ["daily", "--json", "--harness"],
+    ],
+)
+def test_anything_else_goes_to_the_full_command(args: list[str]) -> None:
+    assert parse(args) is None
+
+
+def test_mistakes_are_reported_by_the_full_command_with_the_flag(logs: Path) -> None:
+    bad_day = run_cli("usage", "daily", "--json", "--since", "yesterday")
+    assert bad_day.returncode == 2
+    assert "--since" in bad_day.stderr and "YYYY-MM-DD" in bad_day.stderr
+    bad_zone = run_cli("usage", "daily", "--json", "--timezone", "Mars/Olympus")
+    assert bad_zone.returncode == 1
+    assert "unknown time zone 'Mars/Olympus'" in bad_zone.stderr
+    unknown = run_cli("usage", "daily", "--json", "--harness", "nope")
+    assert unknown.returncode == 1 and "no adapter named 'nope'" in unknown.stderr
+
+
+def test_usage_table_shows_the_totals(logs: Path) -> None:
+    done = run_cli("usage", "model", "--timezone", "UTC", env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    assert "claude-opus-5-5" in done.stdout
+    assert "14,808" in done.stdout  # 12 calls of 1,234 uncached input tokens each
+
+
+def test_trace_list_shows_sessions_and_their_subagents(logs: Path) -> None:
+    listed = run_cli("trace", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    sessions = json.loads(listed.stdout)
+    assert [s["session_id"] for s in sessions if s["parent_id"] is None] == [SESSION]
+    assert len(sessions) == 4
+    table = run_cli("trace", "list", env={"COLUMNS": "200"})
+    assert SESSION in table.stdout and "(helper)" in table.stdout
+
+
+def test_trace_show_prints_the_session_whole(logs: Path) -> None:
+    shown = run_cli("trace", "show", SESSION[:8], "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["session"]["session_id"] == SESSION
+    assert len(data["children"]) == 1
+    assert {e["type"] for e in data["events"]} >= {"user_text", "tool_call", "tool_result", "usage", "record"}
+    table = run_cli("trace", "show", SESSION, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "tool_call" in table.stdout and "DONE" in table.stdout
+    missing = run_cli("trace", "show", "zzz")
+    assert missing.returncode == 1 and "no session 'zzz'" in missing.stderr
+
+
+def test_markup_in_a_log_is_printed_as_text(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    log = isolated_home / ".claude/projects/p/s1.jsonl"
+    log.parent.mkdir(parents=True)
+    line = {
+        "type": "user",
+        "sessionId": "s1",
+        "cwd": "[red]/x[/red]",
+        "timestamp": "2026-11-01T10:00:00.000Z",
+        "message": {"role": "user", "content": "[bold red]boom[/] \x1b[31mred\x1b[0m"},
+    }
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    shown = run_cli("trace", "show", "s1", env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    assert "[bold red]boom[/]" in shown.stdout
+    assert "\x1b[31m" not in shown.stdout

@@ -1,0 +1,296 @@
+"""The trace index and usage reports, on Claude Code logs written the way Claude Code writes them.
+
+Totals are counted by hand from the lines each test writes; the reports must
+equal them to the token, first time and after appends, rewrites and deletions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tackroom.state.db import StateDB
+from tackroom.trace import api, index
+from tackroom.trace.api import Where
+from tackroom.trace.index import TraceIndex
+
+SONNET = "claude-sonnet-4-5"
+
+
+def line(
+    session: str,
+    ts: str,
+    message_id: str | None,
+    usage: dict[str, Any] | None,
+    *,
+    model: str = SONNET,
+    request: str | None = "req_1",
+    kind: str = "assistant",
+    text: str = "ok",
+) -> str:
+    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
+    if kind == "assistant":
+        message.update(type="message", model=model)
+        if message_id is not None:
+            message["id"] = message_id
+        if usage is not None:
+            message["usage"] = usage
+    data: dict[str, Any] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/u/project",
+        "sessionId": session,
+        "version": "2.1.197",
+        "type": kind,
+        "message": message,
+        "uuid": f"u-{ts}",
+        "timestamp": ts,
+    }
+    if request is not None and kind == "assistant":
+        data["requestId"] = request
+    return json.dumps(data, separators=(",", ":"))
+
+
+def u(i: int, o: int, cr: int = 0, cw: int = 0) -> dict[str, int]:
+    return {
+        "input_tokens": i,
+        "output_tokens": o,
+        "cache_read_input_tokens": cr,
+        "cache_creation_input_tokens": cw,
+    }
+
+
+@pytest.fixture
+def projects(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    path = isolated_home / ".claude" / "projects"
+    path.mkdir(parents=True)
+    return path
+
+
+def write(path: Path, *lines: str, end: str = "\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def daily(**kwargs: Any) -> dict[str, Any]:
+    return api.usage("daily", harness="claude-code", timezone="UTC", **kwargs)
+
+
+def by_day(report: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    return {
+        r["key"]: (r["input"], r["output"], r["cache_read"], r["cache_write"], r["calls"])
+        for r in report["rows"]
+    }
+
+
+def test_streamed_lines_of_one_call_count_once_with_their_last_figures(projects: Path) -> None:
+    write(
+        projects / "-home-u-project" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", None, None, kind="user", text="hi"),
+        line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1, 100, 5)),
+        line("s1", "2026-11-01T10:00:02.000Z", "msg_a", u(10, 7, 100, 5)),  # same call, streamed on
+        line("s1", "2026-11-01T10:00:03.000Z", "msg_b", u(3, 4), request="req_2"),
+        line("s1", "2026-11-02T09:00:00.000Z", "msg_c", u(1, 2), request=None),
+        line("s1", "2026-11-02T09:00:00.000Z", "msg_c", u(1, 2), request=None),
+        line("s1", "2026-11-02T09:00:01.000Z", "msg_d", u(0, 0), model="<synthetic>"),
+    )
+    report = daily()
+    assert by_day(report) == {"2026-11-01": (13, 11, 100, 5, 2), "2026-11-02": (1, 2, 0, 0, 1)}
+    assert report["totals"]["reasoning"] == "not_reported"  # Claude Code logs no separate figure
+    assert report["totals"]["total"] == 13 + 11 + 100 + 5 + 1 + 2
+
+
+def test_a_call_copied_into_another_session_file_counts_once(projects: Path) -> None:
+    first = line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1))
+    write(projects / "p" / "s1.jsonl", first)
+    write(
+        projects / "p" / "s2.jsonl",
+        first.replace('"sessionId":"s1"', '"sessionId":"s2"'),
+        line("s2", "2026-11-01T11:00:00.000Z", "msg_b", u(5, 5), request="req_9"),
+    )
+    assert by_day(daily()) == {"2026-11-01": (15, 6, 0, 0, 2)}
+
+
+def test_a_repeat_report_reads_nothing_and_an_append_reads_only_the_new_bytes(projects: Path) -> None:
+    log = write(projects / "p" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)))
+    other = write(projects / "p" / "s2.jsonl", line("s2", "2026-11-01T10:00:00.000Z", "msg_z", u(100, 100)))
+    first = api.scan(harness="claude-code")
+    assert (first.read, first.bytes_read) == (2, log.stat().st_size + other.stat().st_size)
+    assert by_day(daily(refresh=False)) == {"2026-11-01": (101, 101, 0, 0, 2)}
+    again = api.scan(harness="claude-code")
+    assert (again.read, again.bytes_read) == (0, 0)
+    generation = TraceIndex(StateDB.default()).generation()
+
+    added = line("s1", "2026-11-01T10:05:00.000Z", "msg_b", u(2, 2), request="req_2") + "\n"
+    append(log, added)
+    grown = api.scan(harness="claude-code")
+    assert (grown.read, grown.bytes_read) == (1, len(added.encode()))
+    assert TraceIndex(StateDB.default()).generation() == generation + 1
+    assert by_day(daily(refresh=False)) == {"2026-11-01": (103, 103, 0, 0, 3)}
+
+
+def test_a_half_written_last_line_is_counted_once_it_is_whole(projects: Path) -> None:
+    whole = line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1))
+    later = line("s1", "2026-11-01T10:01:00.000Z", "msg_b", u(4, 4), request="req_2")
+    log = write(projects / "p" / "s1.jsonl", whole, later[:50], end="")
+    assert by_day(daily()) == {"2026-11-01": (1, 1, 0, 0, 1)}
+    append(log, later[50:] + "\n")
+    assert by_day(daily()) == {"2026-11-01": (5, 5, 0, 0, 2)}
+
+
+def test_a_log_rewritten_in_place_or_deleted_is_read_again_or_forgotten(projects: Path) -> None:
+    log = write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)),
+        line("s1", "2026-11-01T10:00:01.000Z", "msg_b", u(2, 2), request="req_2"),
+    )
+    assert by_day(daily())["2026-11-01"][4] == 2
+    # Rewritten (compacted) in place: shorter, other content, same inode.
+    with log.open("r+", encoding="utf-8") as handle:
+        handle.seek(0)
+        handle.write(line("s1", "2026-11-03T10:00:00.000Z", "msg_c", u(7, 7)) + "\n")
+        handle.truncate()
+    assert by_day(daily()) == {"2026-11-03": (7, 7, 0, 0, 1)}
+    # Same size, other first bytes (another day): still read again, not appended to.
+    text = log.read_text(encoding="utf-8")
+    log.write_text(text.replace("2026-11-03", "2026-11-04"), encoding="utf-8")
+    assert by_day(daily()) == {"2026-11-04": (7, 7, 0, 0, 1)}
+    log.unlink()
+    assert daily()["rows"] == []
+
+
+def test_the_logs_are_never_modified(projects: Path) -> None:
+    log = write(projects / "p" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)))
+    before = (log.read_bytes(), log.stat().st_mtime_ns, sorted(p.name for p in log.parent.iterdir()))
+    daily()
+    api.list_sessions()
+    api.read_trace("s1")
+    assert (log.read_bytes(), log.stat().st_mtime_ns, sorted(p.name for p in log.parent.iterdir())) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a directory whatever its mode")
+def test_an_unreadable_directory_is_reported_and_the_rest_read(projects: Path) -> None:
+    write(projects / "ok" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)))
+    locked = projects / "locked"
+    write(locked / "s2.jsonl", line("s2", "2026-11-01T10:00:00.000Z", "msg_b", u(2, 2)))
+    locked.chmod(0)
+    try:
+        report = api.scan(harness="claude-code")
+        assert [str(i.path) for i in report.issues] == [str(locked)]
+        assert by_day(daily(refresh=False)) == {"2026-11-01": (1, 1, 0, 0, 1)}
+    finally:
+        locked.chmod(0o755)
+
+
+def test_bad_lines_are_reported_by_file_and_line_and_the_rest_counted(projects: Path) -> None:
+    log = write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)),
+        '{"type":"assistant","usage": broken',
+        '"a string, not an object" "usage"',
+        line(
+            "s1",
+            "2026-11-01T10:00:02.000Z",
+            "msg_b",
+            {"input_tokens": "many", "output_tokens": 3},
+            request="r2",
+        ),
+        line("s1", "2026-11-01T10:00:03.000Z", "msg_c", u(4, 4), request="req_3"),
+    )
+    report = daily()
+    # msg_b reported output but its input is a string: input for that day is unknown, never a guess.
+    assert report["rows"][0]["input"] == "unknown"
+    assert report["rows"][0]["output"] == 8
+    with StateDB.default().connect() as db:
+        (issues,) = db.execute("SELECT issues FROM trace_files WHERE path = ?", (str(log),)).fetchone()
+    assert [number for number, _ in json.loads(issues)] == [2, 3]
+
+
+def test_days_are_counted_in_the_asked_time_zone(projects: Path) -> None:
+    write(projects / "p" / "s1.jsonl", line("s1", "2026-11-01T23:30:00.000Z", "msg_a", u(1, 1)))
+    assert list(by_day(daily())) == ["2026-11-01"]
+    berlin = api.usage("daily", harness="claude-code", timezone="Europe/Berlin")
+    assert [r["key"] for r in berlin["rows"]] == ["2026-11-02"]
+    monthly = api.usage("monthly", harness="claude-code", timezone="UTC")
+    assert [r["key"] for r in monthly["rows"]] == ["2026-11"]
+    assert api.usage("daily", harness="claude-code", timezone="UTC", since="2026-11-02")["rows"] == []
+
+
+def test_cost_is_priced_per_call_and_unknown_for_a_model_the_table_does_not_know(projects: Path) -> None:
+    write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1_000_000, 0)),
+        line(
+            "s1", "2026-11-01T10:00:01.000Z", "msg_b", u(300_000, 0), request="r2"
+        ),  # past the 200k threshold
+        line("s1", "2026-11-02T10:00:00.000Z", "msg_c", u(5, 5), model="mock-model-x", request="r3"),
+    )
+    report = daily()
+    day1, day2 = report["rows"]
+    # Sonnet 4.5 input: $3 / MTok, and $6 / MTok for a call whose input passes 200k: both calls do.
+    assert day1["cost_usd"] == "7.8"
+    assert day2["cost_usd"] is None
+    assert report["totals"]["cost_usd"] is None  # one unknown part: the total is unknown, not 7.8
+    assert api.usage("daily", harness="claude-code", timezone="UTC", cost=False)["totals"]["cost_usd"] is None
+
+
+def test_reading_in_worker_processes_gives_the_same_report(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(12):
+        write(
+            projects / f"p{n % 3}" / f"s{n}.jsonl",
+            *(
+                line(f"s{n}", f"2026-11-{1 + k % 5:02d}T10:00:00.000Z", f"m{n}-{k}", u(n, k))
+                for k in range(40)
+            ),
+        )
+    serial = daily(jobs=1)
+    monkeypatch.setattr(index, "PARALLEL_BYTES", 0)
+    where = Where.of()
+    db = StateDB(Path(os.environ["HOME"]) / "other.db")
+    parallel = api.usage("daily", harness="claude-code", timezone="UTC", jobs=2, where=where, db=db)
+    assert parallel["rows"] == serial["rows"]
+
+
+def test_sessions_of_runs_are_found_in_their_isolated_homes(projects: Path, isolated_home: Path) -> None:
+    run = isolated_home / ".local/share/tackroom/runs/20261201-120000-claude-code-abcdef"
+    write(
+        run / "home/.claude/projects/-work/s9.jsonl", line("s9", "2026-11-05T10:00:00.000Z", "msg_r", u(3, 3))
+    )
+    write(projects / "p" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)))
+    sessions = {s.session_id: s for s in api.list_sessions(harness="claude-code")}
+    assert sessions["s9"].run_id == run.name
+    assert sessions["s1"].run_id is None
+    assert by_day(daily(refresh=False)) == {"2026-11-01": (1, 1, 0, 0, 1), "2026-11-05": (3, 3, 0, 0, 1)}
+
+
+def test_read_trace_reads_a_session_whole_with_its_subagents(projects: Path) -> None:
+    import shutil
+
+    golden = Path(__file__).parent / "golden/claude-code/transcripts/subagents-2.1.332/files"
+    shutil.copytree(golden, projects, dirs_exist_ok=True)
+    trace = api.read_trace("1bfc3a8c")
+    assert trace.session_id == "1bfc3a8c-9a20-4dff-8c1e-48329e059f5e"
+    kinds = [e.event.kind for e in trace.events]
+    assert kinds.count("usage") == 4 and "tool_call" in kinds and "user_text" in kinds
+    # Three nested helpers: the first is the session's, each next one its predecessor's.
+    chain, node = [], trace
+    while node.children:
+        (node,) = node.children
+        chain.append(node.meta.agent)
+    assert chain == ["helper", "helper", "helper"]
+    with pytest.raises(Exception, match="no session"):
+        api.read_trace("nope")
