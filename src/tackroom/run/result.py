@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.redact import redact_text
 from tackroom.run.process import Escaped
@@ -19,6 +19,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.attribute import RunTraces
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class Result:
     """What was cut to keep memory and disk bounded, one line each (empty: nothing was)."""
     escaped: tuple[Escaped, ...] = ()
     """Processes that left the harness's process group, found after the run and stopped."""
+    started_at: str | None = None
+    """When the harness was started (ISO 8601, UTC)."""
+    workdir: str | None = None
+    home: str = "isolated"
+    """``isolated`` (the run's own home) or ``real``."""
+    trace: RunTraces | None = field(default=None, repr=False)
+    """The sessions the run produced, read back from the harness's own logs (None: not read)."""
 
     @property
     def ok(self) -> bool:
@@ -82,6 +92,10 @@ class Result:
             "withheld": list(self.withheld),
             "truncated": list(self.truncated),
             "escaped": [e.to_json() for e in self.escaped],
+            "started_at": self.started_at,
+            "workdir": self.workdir,
+            "home": self.home,
+            "trace": self.trace.to_json() if self.trace is not None else None,
         }
 
 

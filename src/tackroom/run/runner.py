@@ -17,12 +17,13 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from tackroom.adapters.versions import at_least
-from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError
+from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError, TackroomError
 from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
@@ -31,11 +32,13 @@ from tackroom.run.home import prepare_home, remove_copies, stage_files
 from tackroom.run.result import Result, save
 from tackroom.run.session import EventCallback, execute
 from tackroom.run.store import holding
+from tackroom.values import iso
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
     from tackroom.mock import MockServer, Script, ToolVocabulary
     from tackroom.profile.model import Profile
+    from tackroom.trace.attribute import RunTraces
 
 HomeMode = Literal["isolated", "real"]
 
@@ -150,6 +153,7 @@ async def arun(
                 # A managed install's runtime (node, bun) comes first, as it was installed with.
                 env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
             argv = [str(located.path), *plan.argv[1:]]
+        started = datetime.now(UTC)
         result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
         result = replace(
             result,
@@ -158,9 +162,49 @@ async def arun(
             dropped=dropped,
             withheld=(*plan.withheld, *withheld),
             error=_explained(result, plan.untrusted),
+            started_at=iso(started),
+            workdir=str(workdir),
+            home=home,
         )
+        result = replace(result, trace=_traces(resolved, result, started, env, environ, root))
         save(result)
         return result
+
+
+def _traces(
+    adapter: Adapter,
+    result: Result,
+    started: datetime,
+    env: Mapping[str, str],
+    environ: Mapping[str, str],
+    root: Path,
+) -> RunTraces | None:
+    """The sessions the run produced, from its harness's own logs; None when they cannot be read.
+
+    A log is outside input: whatever is wrong with it is an issue in the
+    result, never a failed run.
+    """
+    from tackroom.run.store import list_runs
+    from tackroom.trace.attribute import run_traces, windows
+
+    isolated = result.home == "isolated"
+    ended = started + timedelta(seconds=result.duration_s)
+    others = [] if isolated else [w for w in windows(list_runs(root)) if w.run_id != result.run_dir.name]
+    real_home = Path(environ.get("HOME") or Path.home())
+    try:
+        return run_traces(
+            adapter,
+            result.run_dir,
+            workdir=Path(result.workdir or "."),
+            isolated=isolated,
+            started=started,
+            ended=ended,
+            env=env if isolated else environ,
+            home=result.run_dir / "home" if isolated else real_home,
+            others=others,
+        )
+    except (OSError, TackroomError):
+        return None
 
 
 def _not_found(adapter: Adapter, version: str | None) -> str:
