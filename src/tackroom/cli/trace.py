@@ -41,7 +41,14 @@ def list_(harness: str | None = HARNESS, since: str | None = SINCE, as_json: boo
         table.add_row(
             *map(
                 escape,
-                [s.harness, name, meta.started or "", ", ".join(meta.models), meta.cwd or "", s.run_id or ""],
+                [
+                    s.harness,
+                    name,
+                    meta.started or "",
+                    ", ".join(meta.models),
+                    meta.cwd or "",
+                    s.run_id or ("ambiguous: " + ", ".join(s.candidates) if s.candidates else ""),
+                ],
             )
         )
     console().print(table)

@@ -45,7 +45,10 @@ class SessionInfo:
     paths: tuple[Path, ...]
     """The files holding it (a resumed session may go on in another)."""
     run_id: str | None
-    """The run whose isolated home held it."""
+    """The run it belongs to: whose isolated home held it, or (see :mod:`~tackroom.trace.attribute`) the
+    one run that ran in its directory when it started."""
+    candidates: tuple[str, ...] = ()
+    """Runs that could each claim it, when more than one could (then ``run_id`` is None)."""
 
     @property
     def session_id(self) -> str:
@@ -57,6 +60,7 @@ class SessionInfo:
             **self.meta.to_json(),
             "paths": [str(p) for p in self.paths],
             "run_id": self.run_id,
+            "run_candidates": list(self.candidates),
         }
 
 
@@ -183,7 +187,29 @@ def list_sessions(
                 row[0], meta, paths, row[10] if known is None else known.run_id or row[10]
             )
     sessions = [s for s in found.values() if since is None or (s.meta.started or "") >= since]
+    sessions = _claimed(sessions, where.env)
     return sorted(sessions, key=lambda s: (s.meta.started or "", s.harness, s.session_id))
+
+
+def _claimed(sessions: list[SessionInfo], env: Mapping[str, str]) -> list[SessionInfo]:
+    """Sessions of the real home given to the run that ran in their directory then (when only one did)."""
+    from dataclasses import replace
+
+    from tackroom.run.store import list_runs, runs_root
+    from tackroom.trace.attribute import attribute, windows
+
+    if all(s.run_id is not None for s in sessions):
+        return sessions
+    runs = windows(list_runs(runs_root(env)))
+    if not runs:
+        return sessions
+    out = []
+    for info in sessions:
+        if info.run_id is None:
+            claim = attribute(info.harness, info.meta, None, runs)
+            info = replace(info, run_id=claim.run_id, candidates=claim.candidates if claim.ambiguous else ())
+        out.append(info)
+    return out
 
 
 def read_trace(
