@@ -171,7 +171,12 @@ def read_file(task: Task) -> Done:
 
 
 def dedupe(rows: list[Row]) -> list[Row]:
-    """Each call's key once, its last figures winning (in the first position the key was seen at)."""
+    """Each call's key once: of its lines, the one with the largest total wins (the first of equals).
+
+    A streamed message's usage only grows as it is written (Claude Code writes
+    the message once per content block), so the largest is the final count;
+    ccusage keeps the same one.
+    """
     at: dict[str, int] = {}
     out: list[Row] = []
     for row in rows:
@@ -183,9 +188,13 @@ def dedupe(rows: list[Row]) -> list[Row]:
         if place is None:
             at[key] = len(out)
             out.append(row)
-        else:
+        elif _total(row) > _total(out[place]):
             out[place] = row
     return out
+
+
+def _total(row: Row) -> int:
+    return sum(v for v in row[R_INPUT : R_INPUT + 4] if isinstance(v, int))
 
 
 def merge_meta(old: SessionMeta, new: SessionMeta) -> SessionMeta:

@@ -1,16 +1,18 @@
 """Usage reports over the trace index: by day, month, session or model, exact to the token, priced.
 
-Each model call counts once. Within a file a call's key keeps its last
-figures (the index stores them so); across files the first file, in path
-order, to hold a key keeps it (a resumed session that copied its history into
-a new file does not count it twice). A figure no call reported is
+Each model call counts once. Within a file, of the lines that share a call's
+key, the one with the largest total counts (a streamed message's usage only
+grows); across files the first file, in path order, to hold a key keeps it (a
+resumed session that copied its history into a new file does not count it
+twice). A figure no call reported is
 ``not_reported``; one that only some calls of a row reported is ``unknown``:
 a sum of the rest would be a guess presented as a count.
 
 Days and months are in the report's time zone (the local one unless asked),
-as the timestamps in the logs are instants. A call without a timestamp is
-counted in the session and model reports, and in day reports under
-``"unknown"``.
+as the timestamps in the logs are instants. A call without a valid timestamp
+(none, no zone, an invalid date) is counted in the session and model reports,
+and in day reports under ``"unknown"``; a call without a model under the
+model ``"unknown"``.
 """
 
 from __future__ import annotations
@@ -130,29 +132,28 @@ def zone(name: str | None) -> tzinfo | None:
 class _Days:
     """Timestamps to local days, cached per hour (the zone's offset changes on the hour, at most)."""
 
-    def __init__(self, tz: tzinfo | None, utc: bool) -> None:
+    def __init__(self, tz: tzinfo | None) -> None:
         self._tz = tz
-        self._utc = utc
         self._cache: dict[str, str] = {}
 
     def day(self, ts: Any) -> str:
-        if not isinstance(ts, str) or len(ts) < 10:
+        if not isinstance(ts, str) or len(ts) < 13:
             return NO_TIME
-        if self._utc and ts.endswith("Z"):
-            return ts[:10]
-        hour = ts[:13]
-        if ts.endswith("Z") and hour in self._cache:
-            return self._cache[hour]
+        # The zone's offset changes on the hour at most: one parse per hour of a log, not per line.
+        zulu = ts.endswith("Z")
+        if zulu:
+            found = self._cache.get(ts[:13])
+            if found is not None:
+                return found
         try:
             moment = datetime.fromisoformat(ts)
         except ValueError:
-            return NO_TIME
+            return NO_TIME  # not a time (an invalid date such as Feb 30 included)
         if moment.tzinfo is None:
-            day = moment.date().isoformat()  # a naive time is taken as written
-        else:
-            day = moment.astimezone(self._tz).date().isoformat()
-        if ts.endswith("Z"):
-            self._cache[hour] = day
+            return NO_TIME  # a time without a zone is not an instant: its day is not known
+        day = moment.astimezone(self._tz).date().isoformat()
+        if zulu:
+            self._cache[ts[:13]] = day
         return day
 
 
@@ -193,8 +194,7 @@ def _rows(index: TraceIndex, harness: str | None) -> Iterator[tuple[str, list[li
 def _build(
     index: TraceIndex, options: UsageOptions, tz: tzinfo | None, prices: PriceBook | None
 ) -> dict[str, Any]:
-    utc = options.timezone is not None and options.timezone.upper() in ("UTC", "ETC/UTC", "Z")
-    days = _Days(tz, utc)
+    days = _Days(tz)
     group = options.group
     since, until = options.since, options.until
     seen: set[int] = set()

@@ -99,11 +99,19 @@ class ClaudeTranscripts(TranscriptReader):
             info.cwd = str_or_none(data.get("cwd"))
         message = obj(data.get("message"))
         model = str_or_none(message.get("model"))
-        if model == SYNTHETIC:
-            model = None
-        info.saw(timestamp, model)
+        info.saw(timestamp, None if model == SYNTHETIC else model)
         if kind == "assistant":
             yield from _assistant(session, number, timestamp, data, message, model, usage_only)
+        elif kind == "progress":
+            # 2.0.x copies a running subagent's messages into its parent's log, inside progress lines.
+            inner = obj(obj(data.get("data")).get("message"))
+            copied = obj(inner.get("message"))
+            stamp = str_or_none(inner.get("timestamp")) or timestamp
+            yield from _calls(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
+            if not usage_only:
+                yield TraceEvent(
+                    session, Record(orjson.dumps(data).decode(), record_type=kind), timestamp, line=number
+                )
         elif usage_only:
             return
         elif kind == "user":
@@ -154,15 +162,35 @@ def _assistant(
                     input=block.get("input"),
                 )
                 yield TraceEvent(session, call, timestamp, model, number)
-    if model is None or "usage" not in message:
-        return
-    usage = anthropic_usage(message.get("usage"))
+    yield from _calls(session, number, timestamp, data, message, model)
+
+
+def _calls(
+    session: str,
+    number: int,
+    timestamp: str | None,
+    data: dict[str, Any],
+    message: dict[str, Any],
+    model: str | None,
+) -> Iterator[TraceEvent]:
+    """The model calls one API message records: itself, and the advisor calls made inside it."""
+    if "usage" not in message or message.get("model") == SYNTHETIC:
+        return  # Claude Code's own stand-in message ("No response requested."): no model was called
+    raw = obj(message.get("usage"))
+    usage = anthropic_usage(raw)
     if not usage.reported:
         return
     message_id = str_or_none(message.get("id"))
-    request = str_or_none(data.get("requestId"))
+    request = str_or_none(data.get("requestId")) or str_or_none(data.get("requestRef"))
     key = None if message_id is None else f"{message_id}:{request}" if request else message_id
     yield TraceEvent(session, UsageReport(usage=usage), timestamp, model, number, key)
+    for n, step in enumerate(seq(raw.get("iterations"))):
+        step = obj(step)
+        if step.get("type") == "advisor_message" and (advisor := str_or_none(step.get("model"))):
+            extra = None if key is None else f"{key}:advisor:{n}"
+            yield TraceEvent(
+                session, UsageReport(usage=anthropic_usage(step)), timestamp, advisor, number, extra
+            )
 
 
 def _user(session: str, number: int, timestamp: str | None, message: dict[str, Any]) -> Iterator[TraceEvent]:
