@@ -36,6 +36,18 @@ _EXPORTS = {
     "ErrorEvent": "tackroom.trace.events",
     "Finished": "tackroom.trace.events",
     "Usage": "tackroom.trace.events",
+    "UserText": "tackroom.trace.events",
+    "Record": "tackroom.trace.events",
+    "read_trace": "tackroom.trace.api",
+    "usage": "tackroom.trace.api",
+    "list_sessions": "tackroom.trace.api",
+    "scan_traces": "tackroom.trace.api",
+    "SessionInfo": "tackroom.trace.api",
+    "Trace": "tackroom.trace.model",
+    "TraceEvent": "tackroom.trace.model",
+    "SessionMeta": "tackroom.trace.model",
+    "TraceIssue": "tackroom.trace.model",
+    "TraceError": "tackroom.errors",
     "MockServer": "tackroom.mock",
     "Script": "tackroom.mock",
     "Turn": "tackroom.mock",
@@ -92,11 +104,14 @@ __all__ = [
     "ProbeError",
     "Profile",
     "ProfileError",
+    "Record",
     "RegistryError",
     "Result",
     "RowError",
     "RunError",
     "Script",
+    "SessionInfo",
+    "SessionMeta",
     "SessionStarted",
     "StateError",
     "StreamLineError",
@@ -104,6 +119,10 @@ __all__ = [
     "TemplateError",
     "ToolCall",
     "ToolResult",
+    "Trace",
+    "TraceError",
+    "TraceEvent",
+    "TraceIssue",
     "TrustError",
     "Turn",
     "UnknownAdapterError",
@@ -111,12 +130,17 @@ __all__ = [
     "UnsupportedOptionError",
     "Usage",
     "UsageReport",
+    "UserText",
     "__version__",
     "arun",
     "detect",
+    "list_sessions",
     "load_adapters",
     "load_profile",
+    "read_trace",
     "run",
+    "scan_traces",
+    "usage",
 ]
 
 if TYPE_CHECKING:
@@ -142,6 +166,7 @@ if TYPE_CHECKING:
         StreamLineError,
         TackroomError,
         TemplateError,
+        TraceError,
         TrustError,
         UnknownAdapterError,
         UnsafePathError,
@@ -153,17 +178,22 @@ if TYPE_CHECKING:
     from tackroom.profile.model import Profile
     from tackroom.run.result import Result
     from tackroom.run.runner import arun, run
+    from tackroom.trace.api import SessionInfo, list_sessions, read_trace, usage
+    from tackroom.trace.api import scan as scan_traces
     from tackroom.trace.events import (
         AssistantText,
         ErrorEvent,
         Event,
         Finished,
+        Record,
         SessionStarted,
         ToolCall,
         ToolResult,
         Usage,
         UsageReport,
+        UserText,
     )
+    from tackroom.trace.model import SessionMeta, Trace, TraceEvent, TraceIssue
 
 
 def __getattr__(name: str) -> Any:

@@ -258,3 +258,7 @@ def _read(info: SessionInfo, sessions: list[SessionInfo], depth: int) -> Trace:
             if child.meta.parent_id == info.session_id and child.harness == info.harness:
                 trace.children.append(_read(child, sessions, depth + 1))
     return trace
+
+
+scan_traces = scan
+"""``tackroom.scan_traces``: :func:`scan` under the name the package exports."""
