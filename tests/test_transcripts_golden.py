@@ -24,7 +24,19 @@ import pytest
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
 from tackroom.paths import glob_regex
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem, TranscriptReader
+from tackroom.trace.model import (
+    R_KEY,
+    R_MODEL,
+    R_SESSION,
+    R_TS,
+    Cursor,
+    SessionMeta,
+    TraceEvent,
+    TraceIssue,
+    TraceItem,
+    TranscriptReader,
+    row_usage,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/transcripts/*/meta.json"))
@@ -93,16 +105,29 @@ def _usage(items: list[TraceItem]) -> list[tuple[Any, ...]]:
     ]
 
 
+def _rows(items: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (r[R_SESSION], r[R_KEY], r[R_MODEL], r[R_TS], row_usage(r).to_json())
+        for r in items
+        if isinstance(r, list)
+    ]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.parent.name}/{c.name}" for c in CASES])
 def test_usage_fast_path_agrees_with_the_full_read(case: Path) -> None:
+    """Both fast paths (``usage_only`` events, and the rows a report reads) say what the full read says."""
     reader, glob = _reader(case)
     for path in _files(case, glob):
         full = list(reader.read(path, Cursor()))
         fast = list(reader.read(path, Cursor(), usage_only=True))
+        rows = list(reader.usage(path, Cursor()))
         assert _usage(fast) == _usage(full), path
-        assert [i.to_json() for i in fast if isinstance(i, TraceIssue)] == [
-            i.to_json() for i in full if isinstance(i, TraceIssue)
-        ]
+        assert _rows(rows) == _usage(full), path
+        issues = [i.to_json() for i in full if isinstance(i, TraceIssue)]
+        assert [i.to_json() for i in fast if isinstance(i, TraceIssue)] == issues
+        assert [i.to_json() for i in rows if isinstance(i, TraceIssue)] == issues
+        sessions = {i.session_id for i in full if isinstance(i, SessionMeta)}
+        assert {i.session_id for i in rows if isinstance(i, SessionMeta)} == sessions
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.parent.name}/{c.name}" for c in CASES])

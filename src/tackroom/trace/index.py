@@ -36,8 +36,15 @@ import orjson
 from tackroom.families import get_family
 from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source
-from tackroom.trace.events import FIGURES, UsageReport
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TranscriptReader
+from tackroom.trace.model import (
+    R_INPUT,
+    R_KEY,
+    Cursor,
+    SessionMeta,
+    TraceIssue,
+    TranscriptReader,
+    UsageRow,
+)
 from tackroom.values import iso
 
 HEAD = 1024
@@ -47,10 +54,7 @@ MAX_ISSUES = 100
 PARALLEL_BYTES = 16 * 1024 * 1024
 """Below this much to read, a scan reads in this process: starting workers costs more."""
 
-Row = list[Any]
-"""One model call: ``[line, timestamp, model, key, session, input, output, cache_read, cache_write,
-reasoning, unknown]`` (``unknown`` is a bit mask over :data:`~tackroom.trace.events.FIGURES`)."""
-R_LINE, R_TS, R_MODEL, R_KEY, R_SESSION, R_INPUT = 0, 1, 2, 3, 4, 5
+Row = UsageRow
 
 
 @dataclass
@@ -122,27 +126,9 @@ def read_file(task: Task) -> Done:
     more = 0
     path = Path(task.path)
     try:
-        for item in reader.read(path, cursor, usage_only=True):
-            if isinstance(item, TraceEvent):
-                event = item.event
-                if isinstance(event, UsageReport):
-                    usage = event.usage
-                    mask = sum(1 << n for n, name in enumerate(FIGURES) if name in usage.unknown)
-                    rows.append(
-                        [
-                            item.line,
-                            item.timestamp,
-                            item.model,
-                            item.key,
-                            item.session_id,
-                            usage.input,
-                            usage.output,
-                            usage.cache_read,
-                            usage.cache_write,
-                            usage.reasoning,
-                            mask,
-                        ]
-                    )
+        for item in reader.usage(path, cursor):
+            if isinstance(item, list):
+                rows.append(item)
             elif isinstance(item, SessionMeta):
                 known = sessions.get(item.session_id)
                 sessions[item.session_id] = item if known is None else merge_meta(known, item)

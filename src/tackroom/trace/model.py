@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tackroom.trace.events import Event, UsageReport
+from tackroom.trace.events import FIGURES, Event, Usage, UsageReport
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,39 @@ class TraceIssue:
 TraceItem = TraceEvent | SessionMeta | TraceIssue
 """What :meth:`TranscriptReader.read` yields."""
 
+UsageRow = list[Any]
+"""One model call as the index stores it: ``[line, timestamp, model, key, session, input, output,
+cache_read, cache_write, reasoning, unknown]`` (``unknown``: a bit mask over
+:data:`~tackroom.trace.events.FIGURES`)."""
+R_LINE, R_TS, R_MODEL, R_KEY, R_SESSION, R_INPUT, R_UNKNOWN = 0, 1, 2, 3, 4, 5, 10
+
+
+def row_usage(row: UsageRow) -> Usage:
+    """The :class:`~tackroom.trace.events.Usage` a row holds (the inverse of :func:`usage_row`)."""
+    mask = row[R_INPUT + len(FIGURES)]
+    unknown = frozenset(name for n, name in enumerate(FIGURES) if mask & (1 << n))
+    i, o, cr, cw, r = row[R_INPUT : R_INPUT + len(FIGURES)]
+    return Usage(i, o, cr, cw, r, unknown=unknown)
+
+
+def usage_row(item: TraceEvent) -> UsageRow:
+    """``item`` (a usage event) as a row."""
+    usage = item.event.usage  # type: ignore[attr-defined]
+    mask = sum(1 << n for n, name in enumerate(FIGURES) if name in usage.unknown)
+    return [
+        item.line,
+        item.timestamp,
+        item.model,
+        item.key,
+        item.session_id,
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+        usage.reasoning,
+        mask,
+    ]
+
 
 @dataclass
 class Cursor:
@@ -154,6 +187,19 @@ class TranscriptReader:
         facts (the fast path of usage reports); the full read yields every event.
         """
         raise NotImplementedError
+
+    def usage(self, path: Path, cursor: Cursor) -> Iterator[UsageRow | SessionMeta | TraceIssue]:
+        """The fast path of usage reports: each model call as a row, with the sessions and issues.
+
+        By default this is :meth:`read` with ``usage_only``; a reader of large logs
+        overrides it to skip building events. It must yield the same rows.
+        """
+        for item in self.read(path, cursor, usage_only=True):
+            if isinstance(item, TraceEvent):
+                if isinstance(item.event, UsageReport):
+                    yield usage_row(item)
+            else:
+                yield item
 
 
 def usage_events(items: Iterator[TraceItem]) -> Iterator[TraceEvent]:

@@ -30,7 +30,8 @@ import orjson
 from tackroom.errors import TraceError
 from tackroom.prices import ModelPrices, PriceBook
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
-from tackroom.trace.index import R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS, TraceIndex
+from tackroom.trace.index import TraceIndex
+from tackroom.trace.model import R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS
 
 Group = Literal["daily", "monthly", "session", "model"]
 GROUPS: tuple[Group, ...] = ("daily", "monthly", "session", "model")

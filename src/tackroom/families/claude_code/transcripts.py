@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import obj, seq, str_or_none
-from tackroom.families.claude_code import anthropic_usage, tool_result_text
+from tackroom.families.claude_code import tool_result_text
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
@@ -43,7 +43,20 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.model import (
+    R_INPUT,
+    R_KEY,
+    R_MODEL,
+    R_UNKNOWN,
+    Cursor,
+    SessionMeta,
+    TraceEvent,
+    TraceIssue,
+    TraceItem,
+    TranscriptReader,
+    UsageRow,
+    row_usage,
+)
 
 SYNTHETIC = "<synthetic>"
 META_LIMIT = 64 * 1024
@@ -67,6 +80,52 @@ class ClaudeTranscripts(TranscriptReader):
                 yield item
         yield from meta.values()
 
+    def usage(self, path: Path, cursor: Cursor) -> Iterator[UsageRow | SessionMeta | TraceIssue]:
+        """The fast path: only lines holding ``"usage"`` are parsed, and rows are built without events."""
+        state = cursor.state
+        if "agent" not in state:
+            state["agent"] = _agent(path)
+        meta: dict[str, SessionMeta] = {}
+        for number, line in jsonl.needle_lines(path, cursor, b'"usage"', head=1):
+            if isinstance(line, TraceIssue):
+                yield line
+                continue
+            data = jsonl.parse(line, deep=False)  # only scalars are taken out of it
+            if isinstance(data, str):
+                yield TraceIssue(path, number, data)
+                continue
+            session = self._session(path, data, state)
+            if session is None:
+                continue
+            info = meta.get(session)
+            if info is None:
+                info = meta[session] = self._meta(session, data, state)
+            timestamp = data.get("timestamp")
+            timestamp = timestamp if isinstance(timestamp, str) else None
+            message = data.get("message")
+            message = message if isinstance(message, dict) else {}
+            model = message.get("model")
+            model = model if isinstance(model, str) else None
+            info.saw(timestamp, None if model == SYNTHETIC else model)
+            kind = data.get("type")
+            if kind == "assistant":
+                yield from _rows(session, number, timestamp, data, message, model)
+            elif kind == "progress":
+                inner = obj(obj(data.get("data")).get("message"))
+                copied = obj(inner.get("message"))
+                stamp = str_or_none(inner.get("timestamp")) or timestamp
+                yield from _rows(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
+        yield from meta.values()
+
+    @staticmethod
+    def _meta(session: str, data: dict[str, Any], state: dict[str, Any]) -> SessionMeta:
+        info = SessionMeta(session, cwd=str_or_none(data.get("cwd")))
+        agent = state["agent"]
+        if agent:
+            info.parent_id = agent.get("parent") or str_or_none(data.get("sessionId"))
+            info.agent = agent.get("type")
+        return info
+
     def _line(
         self,
         path: Path,
@@ -87,11 +146,7 @@ class ClaudeTranscripts(TranscriptReader):
             return
         info = meta.get(session)
         if info is None:
-            info = meta[session] = SessionMeta(session)
-            agent = state["agent"]
-            if agent:
-                info.parent_id = agent.get("parent") or str_or_none(data.get("sessionId"))
-                info.agent = agent.get("type")
+            info = meta[session] = self._meta(session, data, state)
             if not state.get("started"):
                 state["started"] = True
                 yield TraceEvent(session, SessionStarted(session_id=session), timestamp, line=number)
@@ -173,24 +228,63 @@ def _calls(
     message: dict[str, Any],
     model: str | None,
 ) -> Iterator[TraceEvent]:
+    """The model calls one API message records, as usage events."""
+    for row in _rows(session, number, timestamp, data, message, model):
+        event = UsageReport(usage=row_usage(row))
+        yield TraceEvent(session, event, timestamp, row[R_MODEL], number, row[R_KEY])
+
+
+def _rows(
+    session: str,
+    number: int,
+    timestamp: str | None,
+    data: dict[str, Any],
+    message: dict[str, Any],
+    model: str | None,
+) -> Iterator[UsageRow]:
     """The model calls one API message records: itself, and the advisor calls made inside it."""
-    if "usage" not in message or message.get("model") == SYNTHETIC:
+    raw = message.get("usage")
+    if not isinstance(raw, dict) or message.get("model") == SYNTHETIC:
         return  # Claude Code's own stand-in message ("No response requested."): no model was called
-    raw = obj(message.get("usage"))
-    usage = anthropic_usage(raw)
-    if not usage.reported:
+    row = _row(raw, session, number, timestamp, model, None)
+    if row is None:
         return
-    message_id = str_or_none(message.get("id"))
-    request = str_or_none(data.get("requestId")) or str_or_none(data.get("requestRef"))
-    key = None if message_id is None else f"{message_id}:{request}" if request else message_id
-    yield TraceEvent(session, UsageReport(usage=usage), timestamp, model, number, key)
-    for n, step in enumerate(seq(raw.get("iterations"))):
-        step = obj(step)
-        if step.get("type") == "advisor_message" and (advisor := str_or_none(step.get("model"))):
-            extra = None if key is None else f"{key}:advisor:{n}"
-            yield TraceEvent(
-                session, UsageReport(usage=anthropic_usage(step)), timestamp, advisor, number, extra
-            )
+    message_id = message.get("id")
+    if isinstance(message_id, str):
+        request = data.get("requestId") or data.get("requestRef")
+        row[R_KEY] = f"{message_id}:{request}" if isinstance(request, str) and request else message_id
+    yield row
+    steps = raw.get("iterations")
+    if not steps or not isinstance(steps, list):
+        return
+    for n, step in enumerate(steps):
+        if isinstance(step, dict) and step.get("type") == "advisor_message":
+            advisor = step.get("model")
+            if isinstance(advisor, str):
+                extra = None if row[R_KEY] is None else f"{row[R_KEY]}:advisor:{n}"
+                found = _row(step, session, number, timestamp, advisor, extra)
+                if found is not None:
+                    yield found
+
+
+_ANTHROPIC = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _row(
+    raw: dict[str, Any], session: str, number: int, timestamp: str | None, model: str | None, key: str | None
+) -> UsageRow | None:
+    """One call's figures in the Anthropic Messages shape (no reasoning figure), or None if it has none."""
+    row: UsageRow = [number, timestamp, model, key, session, None, None, None, None, None, 0]
+    seen = False
+    for n, name in enumerate(_ANTHROPIC):
+        value = raw.get(name)
+        if type(value) is int:  # not a bool, a float or a string: those are not token counts
+            seen = True
+            if value < 0:
+                row[R_UNKNOWN] |= 1 << n  # a contradiction: unknown, not a number
+            else:
+                row[R_INPUT + n] = value
+    return row if seen else None
 
 
 def _user(session: str, number: int, timestamp: str | None, message: dict[str, Any]) -> Iterator[TraceEvent]:
