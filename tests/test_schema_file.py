@@ -41,6 +41,8 @@ def test_public_api() -> None:
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
         *("DetectionError", "ConformanceError", "detect", "Detection"),
         *("ProbeError", "RowError", "StateError"),
+        *("UserText", "Record", "TraceError", "read_trace", "usage", "list_sessions", "scan_traces"),
+        *("SessionInfo", "Trace", "TraceEvent", "SessionMeta", "TraceIssue"),
     }
     for name in tackroom.__all__:
         value = getattr(tackroom, name)
