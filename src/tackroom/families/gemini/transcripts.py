@@ -5,8 +5,9 @@ Verified on 0.61.0. One JSON object per line:
 * a header ``{"sessionId", "projectHash", "startTime", "lastUpdated", "kind"}``
   (``kind`` ``main`` or ``subagent``), written again when the session is
   resumed (``--resume`` appends to the same file);
-* ``{"$set": {...}}`` patches of the session object (``lastUpdated``; on a
-  resume the whole ``messages`` list again, without token counts): records;
+* ``{"$set": {...}}`` patches of the session object (``lastUpdated``,
+  ``summary``: the session's title; on a resume the whole ``messages`` list
+  again, without token counts): records;
 * messages ``{"id", "timestamp", "type", "content", ...}``: ``user`` (text
   parts, or ``functionResponse`` parts: tool results), ``gemini`` (the model's
   ``content``, ``thoughts``, ``tokens``, ``model``, ``toolCalls``), and
@@ -105,6 +106,8 @@ def _line(
         events = [ErrorEvent(message=_text(data.get("content")) or "", fatal=False)]
     else:
         events = []
+        if isinstance(patch := data.get("$set"), dict) and isinstance(summary := patch.get("summary"), str):
+            info.title = summary
     raw = orjson.dumps(data).decode()
     for event in events or [Record(raw, record_type=kind or ("$set" if "$set" in data else None))]:
         yield TraceEvent(session, event, timestamp, line=number)
@@ -181,11 +184,14 @@ def gemini_tokens(tokens: dict[str, Any]) -> Usage:
     cached = int_or_none(tokens.get("cached"))
     output = int_or_none(tokens.get("output"))
     thoughts = int_or_none(tokens.get("thoughts"))
+    # Thoughts written but not as a count: the output they are part of is known only in part.
+    garbled = thoughts is None and tokens.get("thoughts") is not None
     return Usage(
         input=fresh_input(int_or_none(tokens.get("input")), cached),
         output=None if output is None else output + (thoughts or 0),
         cache_read=cached,
         reasoning=thoughts,
+        unknown=frozenset({"output", "reasoning"}) if garbled and output is not None else frozenset(),
     )
 
 
