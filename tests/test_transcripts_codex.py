@@ -292,9 +292,59 @@ def test_response_items_map_to_events(tmp_path: Path) -> None:
     ]
 
 
+def test_a_total_missing_falls_back_to_the_call_s_own_figures_unkeyed(tmp_path: Path) -> None:
+    last = {"input_tokens": 50, "cached_input_tokens": 20, "output_tokens": 5}
+    line = {
+        "timestamp": "t",
+        "type": "event_msg",
+        "payload": {"type": "token_count", "info": {"last_token_usage": last}},
+    }
+    assert usages(read(write(rollout(tmp_path, PARENT), [meta(PARENT), line]))) == [
+        (
+            None,
+            {
+                "input": 30,
+                "output": 5,
+                "cache_read": 20,
+                "cache_write": "not_reported",
+                "reasoning": "not_reported",
+            },
+        )
+    ]
+
+
+def test_a_rollout_from_before_the_payload_lines_is_read(tmp_path: Path) -> None:
+    lines = [
+        {"id": PARENT, "timestamp": "2025-05-01T10:00:00.000Z", "instructions": None},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "c1"},
+        {"record_type": "state"},
+    ]
+    items = read(write(tmp_path / f"rollout-2025-05-01T10-00-00-{PARENT}.jsonl", lines))
+    assert [e["type"] for e in (i.event.to_json() for i in items if isinstance(i, TraceEvent))] == [
+        "session_started",
+        "user_text",
+        "tool_call",
+        "record",
+    ]
+    [session] = [i for i in items if isinstance(i, SessionMeta)]
+    assert session.session_id == PARENT and session.started == "2025-05-01T10:00:00.000Z"
+
+
+def test_the_totals_a_cursor_keeps_are_bounded(tmp_path: Path) -> None:
+    lines: list[Any] = [meta(PARENT)]
+    for n in range(40):
+        lines += [meta(f"01a23100-0000-7000-8000-0000000001{n:02d}"), count(100 + n, 0, 10)]
+    cursor = Cursor()
+    assert len(usages(read(write(rollout(tmp_path, CHILD), lines), cursor))) == 40
+    assert len(cursor.state["totals"]) <= 16
+
+
 def test_a_cursor_state_that_is_not_ours_does_not_crash(tmp_path: Path) -> None:
     path = write(rollout(tmp_path, PARENT), [meta(PARENT), count(100, 0, 10)])
     cursor = Cursor(state={"totals": {PARENT: ["a", None, 3, {}, 1]}, "session": PARENT, "lineage": 7})
+    assert [u["input"] for _, u in usages(read(path, cursor))] == [100]
+    cursor = Cursor(state={"totals": [1, 2], "own_from": "x", "model": 3})
     assert [u["input"] for _, u in usages(read(path, cursor))] == [100]
 
 

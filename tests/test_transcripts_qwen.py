@@ -104,6 +104,12 @@ def test_usage_comes_from_assistant_lines_never_from_telemetry(tmp_path: Path) -
     ]
 
 
+def test_a_call_written_twice_has_one_key(tmp_path: Path) -> None:
+    call = line("assistant", "a1", model="m", usageMetadata=meta(10, 1))
+    keys = [k for k, _, _ in usages(read(write(chat(tmp_path), [call, call])))]
+    assert keys == ["qwen:a1", "qwen:a1"]
+
+
 def test_tool_calls_results_and_failures(tmp_path: Path) -> None:
     call = {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls"}}}
     failed = {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"error": "denied"}}}

@@ -8,7 +8,9 @@ and for a subagent or a fork ``forked_from_id`` / ``source.subagent.thread_spawn
 ``custom_tool_call_output``, ``reasoning``, ...), ``event_msg`` (``token_count``,
 ``task_started``, ``task_complete``, ``error``, ...), ``world_state``,
 ``token_usage_record``, ``compacted`` and whatever a new release adds: every
-line not mapped to an event is kept as a raw record.
+line not mapped to an event is kept as a raw record. Rollouts from before
+that shape (a bare metadata line, then bare response items) are read too;
+they carry no token counts.
 
 Usage comes from ``event_msg/token_count``: ``info.total_token_usage`` is the
 thread's running total, so a call's usage is the difference from the last
@@ -72,6 +74,18 @@ COUNTERS = (
 )
 """The figures of ``total_token_usage``, in the order a cursor keeps them."""
 _NEEDLES = (b'"token_count"', b'"session_meta"', b'"turn_context"')
+_BARE_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "reasoning",
+    }
+)
+LINEAGES = 16
+"""Running totals a cursor keeps (this thread's and the copied parents'): a bound whatever a file holds."""
 _THREAD = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
@@ -103,6 +117,12 @@ def _line(
     timestamp = str_or_none(data.get("timestamp"))
     payload = obj(data.get("payload"))
     subtype = str_or_none(payload.get("type"))
+    if "payload" not in data:
+        # Rollouts before the {timestamp, type, payload} lines: a bare meta line first, then bare items.
+        if kind in _BARE_ITEMS:
+            kind, subtype, payload = "response_item", kind, data
+        elif kind is None and number == 1 and isinstance(data.get("id"), str):
+            kind, payload = "session_meta", data
     if kind == "session_meta" and "session" not in state:
         yield from _own_meta(path, number, timestamp, payload, state, meta)
         return
@@ -128,7 +148,7 @@ def _line(
     if usage_only:
         return
     for event in _events(kind, subtype, payload):
-        yield TraceEvent(session, event, timestamp, state.get("model"), number)
+        yield TraceEvent(session, event, timestamp, str_or_none(state.get("model")), number)
 
 
 def _own_meta(
@@ -189,7 +209,7 @@ def _usage(
     if not isinstance(info, dict):
         return None  # a token_count with only rate limits in it
     total = info.get("total_token_usage")
-    model = state.get("model") if isinstance(state.get("model"), str) else None
+    model = str_or_none(state.get("model"))
     if not isinstance(total, dict):
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
@@ -206,8 +226,12 @@ def _usage(
         return None
     lineage = _lineage(data, state, session)
     totals = state.setdefault("totals", {})
-    previous = totals.get(lineage)
+    if not isinstance(totals, dict):
+        totals = state["totals"] = {}
+    previous = totals.pop(lineage, None)
     totals[lineage] = current
+    while len(totals) > LINEAGES:
+        del totals[next(iter(totals))]
     if previous == current:
         return None  # re-emitted (rate limits changed), not a call
     if isinstance(previous, list) and len(previous) == len(COUNTERS) and not _restarted(previous, current):
