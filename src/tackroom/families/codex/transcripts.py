@@ -8,7 +8,9 @@ and for a subagent or a fork ``forked_from_id`` / ``source.subagent.thread_spawn
 ``custom_tool_call_output``, ``reasoning``, ...), ``event_msg`` (``token_count``,
 ``task_started``, ``task_complete``, ``error``, ...), ``world_state``,
 ``token_usage_record``, ``compacted`` and whatever a new release adds: every
-line not mapped to an event is kept as a raw record. Rollouts from before
+line not mapped to an event is kept as a raw record. An ``error`` event is a
+non-fatal error; a ``task_complete`` carrying an ``error`` is the turn failing
+on it (0.171.0, a model error). Rollouts from before
 that shape (a bare metadata line, then bare response items) are read too;
 they carry no token counts.
 
@@ -268,6 +270,9 @@ def _events(kind: str | None, subtype: str | None, payload: dict[str, Any]) -> l
     if kind == "event_msg" and subtype in ("error", "stream_error"):
         message = str_or_none(payload.get("message")) or ""
         return [ErrorEvent(raw, message=message, fatal=False)]
+    if kind == "event_msg" and subtype == "task_complete" and isinstance(error := payload.get("error"), dict):
+        # The turn ended on a model error (0.171.0: the API's error body as the message).
+        return [ErrorEvent(raw, message=str_or_none(error.get("message")) or "", fatal=True)]
     return record
 
 

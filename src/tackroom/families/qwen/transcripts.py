@@ -14,7 +14,10 @@ messages in Gemini's shape (``message.parts``):
 * ``tool_result``: ``functionResponse`` parts (``response.output``, or
   ``response.error`` for a failed call);
 * ``system`` (``ui_telemetry``, ``attribution_snapshot``,
-  ``agent_session_ready``, ...) and whatever a new release adds: records.
+  ``agent_session_ready``, ...) and whatever a new release adds: records,
+  but for the ``qwen-code.api_error`` telemetry of a failed model call (an
+  error; qwen may retry, so not a fatal one; verified on 0.24.4, where a
+  failed call leaves no assistant line).
 
 Usage is read from the assistant lines only: ``ui_telemetry``'s
 ``qwen-code.api_response`` lines in the main log repeat the same calls (the
@@ -44,6 +47,7 @@ from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_no
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
+    ErrorEvent,
     Event,
     Record,
     SessionStarted,
@@ -129,6 +133,11 @@ def _line(
     elif kind == "tool_result":
         failed = obj(data.get("toolCallResult")).get("status") == "error"
         events = _results(message, failed)
+    elif kind == "system" and data.get("subtype") == "ui_telemetry":
+        ui = obj(obj(data.get("systemPayload")).get("uiEvent"))
+        if ui.get("event.name") == "qwen-code.api_error":
+            said = str_or_none(ui.get("error_message")) or str_or_none(ui.get("error")) or ""
+            events = [ErrorEvent(orjson.dumps(data).decode(), message=said, fatal=False)]
     if not events:
         subtype = str_or_none(data.get("subtype"))
         record_type = f"{kind}/{subtype}" if kind and subtype else kind
