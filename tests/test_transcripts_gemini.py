@@ -85,6 +85,13 @@ def test_tokens_follow_gemini_s_convention(tmp_path: Path) -> None:
     assert key == f"gemini:{SESSION}:m1"
 
 
+def test_tool_use_prompt_tokens_are_input(tmp_path: Path) -> None:
+    counts = tokens(100, 20, cached=30) | {"tool": 12}
+    garbled = tokens(100, 20, cached=30) | {"tool": "12"}
+    items = read(write(chat(tmp_path), [header(), answer("m1", "a", counts), answer("m2", "b", garbled)]))
+    assert [u["input"] for _, u in usages(items)] == [82, "unknown"]
+
+
 def test_a_rewritten_message_is_one_call_its_text_and_calls_yielded_once(tmp_path: Path) -> None:
     call = {"id": "c1", "name": "run_shell_command", "args": {"command": "ls"}, "status": "success"}
     first = answer("m1", "looking", tokens(100, 20))

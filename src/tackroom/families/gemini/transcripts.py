@@ -22,7 +22,10 @@ includes ``cached`` (Gemini's ``promptTokenCount``) and ``output`` excludes
 ``thoughts`` (``candidatesTokenCount``), so tackroom's ``input`` is
 ``input - cached`` and its ``output`` is ``output + thoughts`` (what the model
 wrote and is billed for, as OpenAI and Anthropic count it), ``thoughts``
-being its reasoning part.
+being its reasoning part. ``tool`` (``toolUsePromptTokenCount``, the prompt of
+Gemini's own tools such as search grounding, outside ``promptTokenCount``) is
+input too. (The stream's ``stats`` leave thoughts out of the output: a run's
+usage can be smaller than its trace's by the thoughts.)
 
 A subagent writes its own log, ``chats/<parent session id>/<id>.jsonl``,
 whose header says ``kind: "subagent"``: its own session, linked to the parent
@@ -184,14 +187,20 @@ def gemini_tokens(tokens: dict[str, Any]) -> Usage:
     cached = int_or_none(tokens.get("cached"))
     output = int_or_none(tokens.get("output"))
     thoughts = int_or_none(tokens.get("thoughts"))
-    # Thoughts written but not as a count: the output they are part of is known only in part.
-    garbled = thoughts is None and tokens.get("thoughts") is not None
+    tool = int_or_none(tokens.get("tool"))
+    fresh = fresh_input(int_or_none(tokens.get("input")), cached)
+    unknown: set[str] = set()
+    # A part written but not as a count: the figure it belongs to is known only in part.
+    if thoughts is None and tokens.get("thoughts") is not None and output is not None:
+        unknown |= {"output", "reasoning"}
+    if tool is None and tokens.get("tool") is not None and fresh is not None:
+        unknown.add("input")
     return Usage(
-        input=fresh_input(int_or_none(tokens.get("input")), cached),
+        input=None if fresh is None else fresh + (tool or 0),
         output=None if output is None else output + (thoughts or 0),
         cache_read=cached,
         reasoning=thoughts,
-        unknown=frozenset({"output", "reasoning"}) if garbled and output is not None else frozenset(),
+        unknown=frozenset(unknown),
     )
 
 
