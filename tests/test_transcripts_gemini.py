@@ -116,6 +116,13 @@ def test_a_rewrite_read_in_a_later_pass_still_yields_its_calls_once(tmp_path: Pa
     assert [e["call_id"] for e in later] == ["c2"]
 
 
+def test_a_cursor_state_that_is_not_ours_does_not_crash(tmp_path: Path) -> None:
+    path = write(chat(tmp_path), [header(), answer("m1", "a", tokens(10, 1))])
+    for state in ({"seen": {"m1": 1}, "session": 4}, {"seen": [["m1", "x"], 3, []]}):
+        items = list(reader().read(path, Cursor(state=dict(state))))
+        assert len(usages(items)) == 1
+
+
 def test_a_resume_starts_again_and_its_replayed_history_counts_nothing(tmp_path: Path) -> None:
     replay = {
         "$set": {"messages": [answer("m1", [{"text": "hi"}]), {"id": "u", "type": "user", "content": []}]}

@@ -214,7 +214,9 @@ def _answer(
     state: dict[str, Any],
 ) -> Iterator[TraceEvent]:
     """The text and tool calls of a ``gemini`` message, each once however often the message is rewritten."""
-    seen: list[Any] = state.setdefault("seen", [])
+    seen = state.get("seen")
+    if not isinstance(seen, list):
+        seen = state["seen"] = []
     done: list[Any] = []
     for entry in seen:
         if isinstance(entry, list) and len(entry) == 2 and entry[0] == message_id:
