@@ -166,6 +166,14 @@ def test_a_fork_s_copied_history_is_counted_once(tmp_path: Path) -> None:
     ] == [1]
 
 
+def test_a_fork_without_the_parent_s_meta_copied_is_still_read_as_the_parent_s(tmp_path: Path) -> None:
+    parent = write(rollout(tmp_path, PARENT), [meta(PARENT), count(100, 0, 10)])
+    child = write(
+        rollout(tmp_path, CHILD), [meta(CHILD, forked_from_id=PARENT), count(100, 0, 10), count(180, 0, 18)]
+    )
+    assert report(read(parent), read(child)) == {"input": 180, "output": 18, "cache_read": 0, "reasoning": 0}
+
+
 def test_a_subagent_s_own_counter_starts_where_its_meta_says(tmp_path: Path) -> None:
     """0.171.0: subagent_history_start_ordinal; the child's own counter starts from zero there."""
 

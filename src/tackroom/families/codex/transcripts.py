@@ -31,8 +31,9 @@ counter going on from the earlier runs: the deltas count each call once. A
 fork or a spawned subagent gets its own rollout that starts with its own
 ``session_meta``, then the parent's ``session_meta`` and the parent's history
 copied, ``token_count`` lines included (the replay that made other tools count a
-parent's usage again in every fork). The copied part is read as the parent's
-counter: each copied call's key is the one the parent's own rollout gives it
+parent's usage again in every fork). The copied part (from the parent's
+``session_meta``, or from the start in a rollout whose own names a
+``forked_from_id``) is read as the parent's counter: each copied call's key is the one the parent's own rollout gives it
 (``codex:<thread>:<running totals>``), so a report counts it once. Where the
 child's ``session_meta`` says where its own history starts
 (``subagent_history_start_ordinal``, 0.171.0), the child's own counter starts
@@ -173,6 +174,9 @@ def _own_meta(
         or str_or_none(spawn.get("parent_thread_id"))
         or str_or_none(payload.get("parent_thread_id"))
     )
+    if (forked := str_or_none(payload.get("forked_from_id"))) and forked != session:
+        # A fork's copied history is the parent's, whether or not the parent's session_meta is copied with it.
+        state["lineage"] = forked
     info.agent = str_or_none(payload.get("agent_role")) or str_or_none(spawn.get("agent_role"))
     info.saw(str_or_none(payload.get("timestamp")) or timestamp)
     yield TraceEvent(session, SessionStarted(session_id=session), timestamp, line=number)
