@@ -382,8 +382,8 @@ def test_any_bytes_give_items_never_a_crash(tmp_path: Path, chunks: list[bytes])
 
 
 def test_a_50_mb_line_is_read_and_the_rest_too(tmp_path: Path) -> None:
-    big = {"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c"}}
-    big["payload"]["output"] = "x" * (50 * 1024 * 1024)
+    output = {"type": "function_call_output", "call_id": "c", "output": "x" * (50 * 1024 * 1024)}
+    big = {"timestamp": "t", "type": "response_item", "payload": output}
     path = write(rollout(tmp_path, PARENT), [meta(PARENT), big, count(10, 0, 1)])
     items = read(path, usage_only=True)
     assert [u["input"] for _, u in usages(items)] == [10]

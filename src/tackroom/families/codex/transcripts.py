@@ -33,8 +33,9 @@ fork or a spawned subagent gets its own rollout that starts with its own
 copied, ``token_count`` lines included (the replay that made other tools count a
 parent's usage again in every fork). The copied part (from the parent's
 ``session_meta``, or from the start in a rollout whose own names a
-``forked_from_id``) is read as the parent's counter: each copied call's key is the one the parent's own rollout gives it
-(``codex:<thread>:<running totals>``), so a report counts it once. Where the
+``forked_from_id``) is read as the parent's counter: each copied call's key
+is the one the parent's own rollout gives it (``codex:<thread>:<running
+totals>``), so a report counts it once. Where the
 child's ``session_meta`` says where its own history starts
 (``subagent_history_start_ordinal``, 0.171.0), the child's own counter starts
 there; older forks go on counting from the parent's totals, under the
