@@ -26,7 +26,7 @@ includes the earlier runs of the thread too (both seen on 0.171.0). Its
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
@@ -40,6 +40,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 
 def codex_usage(data: Any) -> Usage:
@@ -236,6 +239,11 @@ class Codex(Family):
 
     def parser(self) -> StreamParser:
         return CodexStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.codex.transcripts import CodexTranscripts
+
+        return CodexTranscripts()
 
 
 FAMILY = Codex()

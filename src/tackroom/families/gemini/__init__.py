@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import (
     MAX_TEXT,
@@ -45,6 +45,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 _OBJECT_START = re.compile(r"^\{", re.MULTILINE)
 _CANDIDATES = 20
@@ -191,6 +194,11 @@ class Gemini(Family):
 
     def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
         return json_mode_error(stderr_tail)
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.gemini.transcripts import GeminiTranscripts
+
+        return GeminiTranscripts()
 
 
 FAMILY = Gemini()

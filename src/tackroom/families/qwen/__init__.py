@@ -20,11 +20,14 @@ Verified on 0.15.10 and 0.24.4 (OpenAI Chat Completions wire):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, obj, seq, str_or_none
 from tackroom.families.claude_code import ClaudeStreamParser
 from tackroom.trace.events import ErrorEvent, Event, Finished, Usage, UsageReport
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 #: How qwen words a failed model call in place of the model's reply.
 API_ERROR = "[API Error"
@@ -99,6 +102,11 @@ class Qwen(Family):
 
     def parser(self) -> StreamParser:
         return QwenStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.qwen.transcripts import QwenTranscripts
+
+        return QwenTranscripts()
 
 
 FAMILY = Qwen()
