@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -118,3 +119,60 @@ def test_markup_in_a_log_is_printed_as_text(isolated_home: Path, monkeypatch: py
     assert shown.returncode == 0, shown.stderr
     assert "[bold red]boom[/]" in shown.stdout
     assert "\x1b[31m" not in shown.stdout
+
+
+def _shortcut(key: list[object]) -> str | None:
+    from tackroom._files import config_dir, data_dir
+    from tackroom.trace.shortcut import answer, report_key
+
+    data = data_dir(os.environ)
+    return answer(
+        data / "state.db", report_key(*key), os.environ, str(Path.cwd()), data / "runs", config_dir()
+    )
+
+
+def test_a_repeat_report_over_unchanged_logs_is_answered_from_the_index(
+    logs: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
+) -> None:
+    from tackroom.trace.api import usage_text
+
+    key: list[object] = ["daily", "claude-code", None, None, "UTC", True]
+    assert _shortcut(key) is None  # nothing remembered yet
+    first = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert _shortcut(key) == first
+    assert _shortcut(["daily", "claude-code", None, None, "Asia/Tokyo", True]) is None  # another report
+
+    log = next(logs.rglob("agent-*.jsonl"))
+    before = log.read_bytes()
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("\n")  # any change to any log: the full path decides
+    assert _shortcut(key) is None
+    log.write_bytes(before)
+    assert _shortcut(key) is None  # same bytes, but a new time: still the full path
+    again = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert again == first and _shortcut(key) == first
+
+    # What the roots were expanded from changes: another config dir, a new run, an operator file.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(isolated_home / "elsewhere"))
+    assert _shortcut(key) is None
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert _shortcut(key) == first
+    (isolated_home / ".local/share/tackroom/runs/20261201-120000-claude-code-abcdef").mkdir(parents=True)
+    assert _shortcut(key) is None
+    again = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert _shortcut(key) == again
+    config = Path(os.environ["TACKROOM_CONFIG_DIR"]) / "adapters.d"
+    config.mkdir(parents=True)
+    (config / "10-x.toml").write_text("", encoding="utf-8")
+    assert _shortcut(key) is None
+    log.unlink()
+    gone = json.loads(usage_text("daily", harness="claude-code", timezone="UTC"))
+    assert gone["totals"]["calls"] < json.loads(first)["totals"]["calls"]
+
+
+def test_without_a_zone_days_follow_tz(logs: Path) -> None:
+    utc = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "UTC"}).stdout)
+    tokyo = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "Asia/Tokyo"}).stdout)
+    assert utc["rows"][0]["key"] == "2026-12-01" and tokyo["rows"][0]["key"] == "2026-12-01"
+    late = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "Pacific/Kiritimati"}).stdout)
+    assert late["rows"][0]["key"] == "2026-12-02"  # 13:01 UTC is 03:01 the next day at UTC+14

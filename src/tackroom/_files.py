@@ -22,6 +22,15 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "tackroom"
 
 
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The operator configuration directory: ``$TACKROOM_CONFIG_DIR`` or ``$XDG_CONFIG_HOME/tackroom``."""
+    env = os.environ if env is None else env
+    if env.get("TACKROOM_CONFIG_DIR"):
+        return Path(env["TACKROOM_CONFIG_DIR"]).expanduser()
+    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return Path(xdg) / "tackroom"
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """A JSON object from ``path``, or an empty dict when it is missing or unreadable (a cache miss)."""
     try:

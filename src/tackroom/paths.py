@@ -20,6 +20,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from tackroom._glob import glob_regex as glob_regex
 from tackroom.errors import UnsafePathError
 
 __all__ = [
@@ -250,16 +251,3 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-
-
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A regular expression matching the relative POSIX paths ``Path.glob(glob)`` would find."""
-    parts = glob.split("/")
-    out = []
-    for n, part in enumerate(parts):
-        if part == "**":
-            out.append("(?:[^/]+/)*" if n < len(parts) - 1 else ".*")
-            continue
-        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in part)
-        out.append(text + ("/" if n < len(parts) - 1 else ""))
-    return re.compile("".join(out))

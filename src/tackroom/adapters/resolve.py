@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tackroom._files import config_dir as config_dir
 from tackroom.adapters.layers import Form, Merged, Origin, Table, split_since
 from tackroom.adapters.versions import at_least, release_key
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
@@ -255,15 +256,6 @@ class AdapterSet(Mapping[str, Adapter]):
     def from_cache(cls, data: Mapping[str, Any]) -> AdapterSet:
         adapters = {name: Adapter.from_cache(name, item) for name, item in data["adapters"].items()}
         return cls(adapters, tuple(data["files"]))
-
-
-def config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The operator configuration directory: ``$TACKROOM_CONFIG_DIR`` or ``$XDG_CONFIG_HOME/tackroom``."""
-    env = os.environ if env is None else env
-    if env.get("TACKROOM_CONFIG_DIR"):
-        return Path(env["TACKROOM_CONFIG_DIR"]).expanduser()
-    xdg = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
-    return Path(xdg) / "tackroom"
 
 
 def operator_files(directory: Path) -> list[Path]:

@@ -21,8 +21,6 @@ from typing import Any
 
 def main() -> None:
     """Console-script entry point."""
-    from tackroom.errors import TackroomError
-
     debug = "--debug" in sys.argv[1:]
     for stream in (sys.stdout, sys.stderr):
         # A path or name from outside can hold a lone surrogate (undecodable bytes in argv or a
@@ -38,7 +36,13 @@ def main() -> None:
         from tackroom.cli.app import app
 
         app(prog_name="tackroom")
-    except TackroomError as exc:
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        from tackroom.errors import TackroomError  # imported only now: the quickest commands skip it
+
+        if not isinstance(exc, TackroomError):
+            raise
         from tackroom.redact import redact_text
 
         if debug:
@@ -46,8 +50,6 @@ def main() -> None:
         # An error may quote what the user typed, a URL with a password in it included.
         print(f"tackroom: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
 
 
 def __getattr__(name: str) -> Any:

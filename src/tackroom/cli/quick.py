@@ -71,22 +71,40 @@ def usage_quickly(args: list[str]) -> bool:
     options = parse(args)
     if options is None:
         return False
-    from tackroom.cli._output import print_json
-    from tackroom.trace.api import usage
+    import os
+    import sys
+    from pathlib import Path
+
+    from tackroom._files import config_dir, data_dir
+    from tackroom.trace.shortcut import answer, report_key
 
     def text(key: str) -> str | None:
         value = options.get(key)
         return value if isinstance(value, str) else None
 
-    jobs = text("jobs")
-    report = usage(
-        text("group"),  # type: ignore[arg-type]
-        harness=text("harness"),
-        since=text("since"),
-        until=text("until"),
-        timezone=text("timezone"),
-        cost=not options.get("no_cost"),
-        jobs=int(jobs) if jobs else None,
+    group, harness, since, until, zone = (text(k) for k in ("group", "harness", "since", "until", "timezone"))
+    cost = not options.get("no_cost")
+    data = data_dir(os.environ)
+    stored = answer(
+        data / "state.db",
+        report_key(group, harness, since, until, zone, cost),
+        os.environ,
+        str(Path.cwd()),
+        data / "runs",
+        config_dir(os.environ),
     )
-    print_json(report)
+    if stored is None:
+        from tackroom.trace.api import usage_text
+
+        jobs = text("jobs")
+        stored = usage_text(
+            group,  # type: ignore[arg-type]
+            harness=harness,
+            since=since,
+            until=until,
+            timezone=zone,
+            cost=cost,
+            jobs=int(jobs) if jobs else None,
+        )
+    sys.stdout.write(stored + "\n")
     return True

@@ -27,7 +27,7 @@ import orjson
 
 from tackroom.errors import TraceError
 from tackroom.state.db import StateDB
-from tackroom.trace.discover import Source, all_roots, walk
+from tackroom.trace.discover import Source, all_roots, transcripts, walk
 from tackroom.trace.index import Progress, ScanReport, TraceIndex, merge_meta
 from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
 from tackroom.trace.usage import Group, UsageOptions, usage_report
@@ -125,6 +125,11 @@ def scan(
         families.setdefault(harness, adapters[harness].family)
     report = _index(where.env, db).scan(sources, families=families, jobs=jobs, progress=progress)
     report.issues = issues
+    report.roots = [[str(root.path), root.glob] for root in roots]
+    report.harnesses = sorted(families)
+    for name in report.harnesses:
+        report.templates += transcripts(adapters[name])[0]
+        report.templates += [str(v) for v in adapters[name].effective.get("home", {}).values()]
     return report
 
 
@@ -262,3 +267,50 @@ def _read(info: SessionInfo, sessions: list[SessionInfo], depth: int) -> Trace:
 
 scan_traces = scan
 """``tackroom.scan_traces``: :func:`scan` under the name the package exports."""
+
+
+def usage_text(
+    group: Group,
+    *,
+    harness: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    timezone: str | None = None,
+    cost: bool = True,
+    jobs: int | None = None,
+) -> str:
+    """A usage report as the CLI prints it (``--json``), answered from the index when nothing changed.
+
+    The full path (scan, report) leaves the plan it followed in the index, so the
+    next identical request over unchanged logs is answered by
+    :func:`tackroom.trace.shortcut.answer` without loading adapters or families.
+    """
+    from tackroom._files import config_dir, data_dir
+    from tackroom.cli._output import dumps_json
+    from tackroom.trace.shortcut import remember, report_key, signature
+
+    where = Where.of()
+    scanned = scan(harness=harness, where=where, jobs=jobs)
+    index = _index(where.env, None)
+    generation = index.generation()
+    options = UsageOptions(group, harness, since, until, timezone, cost)
+    text = dumps_json(usage_report(index, options))
+    runs_dir = data_dir(where.env) / "runs"
+    plan = {
+        "generation": generation,
+        "templates": scanned.templates,
+        "signature": signature(
+            where.env,
+            scanned.templates,
+            cwd=str(where.workdir),
+            runs_dir=runs_dir,
+            config=config_dir(where.env),
+        ),
+        "roots": scanned.roots,
+        "harnesses": scanned.harnesses,
+        "text": text,
+    }
+    with index.db.transaction() as db:
+        # Keyed on the options as given (no zone stays no zone): the plan's signature holds TZ.
+        remember(db, report_key(group, harness, since, until, timezone, cost), plan)
+    return text

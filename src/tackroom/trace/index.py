@@ -11,7 +11,7 @@ holds, and the problems found in it. A scan then:
   first bytes are the same;
 * reads it again whole when it was rewritten in place (smaller, another
   inode, other first bytes) or is a database (``incremental = False``);
-* forgets a file that no longer exists.
+* forgets a file that no longer exists, or is no longer under a root it looks in.
 
 New bytes are read by worker processes (one per core) when there are many of
 them; a file is read by one process at a time, and everything it yields is
@@ -227,6 +227,11 @@ class ScanReport:
     removed: int = 0
     issues: list[TraceIssue] = field(default_factory=list)
     """Problems found while listing (unreadable directories); a file's own are in the index."""
+    roots: list[list[str]] = field(default_factory=list)
+    """``[path, glob]`` of every root walked."""
+    templates: list[str] = field(default_factory=list)
+    """The adapter data the roots were expanded from."""
+    harnesses: list[str] = field(default_factory=list)
 
 
 Progress = Callable[[int, int], None]
@@ -274,13 +279,11 @@ class TraceIndex:
                 tasks.append((Task(family, key), source))
             else:
                 tasks.append((Task(family, key, row[7], row[8], orjson.loads(row[9]), row[6]), source))
+        # A log of these harnesses that this scan did not find (deleted, or under a root no longer
+        # looked at, such as another CLAUDE_CONFIG_DIR) is forgotten: a report covers what is there now.
         seen = {str(s.path) for s in sources}
         scanned = set(families)
-        gone = [
-            row[0]
-            for path, row in known.items()
-            if row[2] in scanned and path not in seen and not os.path.lexists(path)
-        ]
+        gone = [row[0] for path, row in known.items() if row[2] in scanned and path not in seen]
         if not tasks and not gone:
             return report
         total = sum(max(source.size - task.offset, 0) for task, source in tasks)

@@ -17,6 +17,7 @@ model ``"unknown"``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -113,9 +114,11 @@ class UsageOptions:
     cost: bool = True
 
     def cache_key(self) -> str:
-        return orjson.dumps(
-            [self.group, self.harness, self.since, self.until, self.timezone, self.cost]
-        ).decode()
+        from tackroom.trace.shortcut import report_key
+
+        # Without a zone, days are the local zone's: TZ is part of what the report is.
+        zone = self.timezone if self.timezone is not None else f"local:{os.environ.get('TZ', '')}"
+        return report_key(self.group, self.harness, self.since, self.until, zone, self.cost)
 
 
 def zone(name: str | None) -> tzinfo | None:
