@@ -334,7 +334,7 @@ def test_atif_never_invents_a_figure() -> None:
 
 
 def test_atif_of_an_openai_style_session_counts_the_prompt_once() -> None:
-    # tackroom input excludes the cached part; no cache write reported at all (not unknown): prompt = input + read.
+    # input excludes the cached part; no cache write is reported (not unknown): prompt = input + read.
     usage = Usage(input=70, output=5, cache_read=30, reasoning=2)
     trace = _trace(
         TraceEvent("s1", UsageReport(usage=usage), _at(1), "gpt-x", line=1, key="r1"), harness="codex"
