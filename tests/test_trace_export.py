@@ -12,18 +12,32 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tackroom.errors import TraceError
 from tackroom.families import get_family
 from tackroom.redact import REDACTED
-from tackroom.trace.events import SessionStarted, ToolCall, ToolResult, Usage, UsageReport, UserText
+from tackroom.trace.events import (
+    FIGURES,
+    AssistantText,
+    ErrorEvent,
+    Finished,
+    Record,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageReport,
+    UserText,
+)
 from tackroom.trace.export import ATIF_VERSION, atif, otel, redact, send_otlp
 from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
 
@@ -613,3 +627,124 @@ def test_issues_travel_with_the_trajectory(golden: Trace) -> None:
     trace = Trace(golden.harness, golden.meta, golden.events, [TraceIssue(Path("/x.jsonl"), 4, "not JSON")])
     data = atif(trace)
     assert data["extra"]["issues"] == ["/x.jsonl:4: not JSON"]
+
+
+# --- any trace a reader could give --------------------------------------------------------------
+
+_IDS = st.sampled_from(["a", "b", "c", None])
+_TIMES = st.one_of(
+    st.none(),
+    st.sampled_from(
+        ["2026-12-01T10:00:00Z", "2026-12-01T10:00:05.5+02:00", "0001-01-01T00:00:00Z", "soon", ""]
+    ),
+    st.datetimes(timezones=st.just(UTC)).map(lambda d: d.isoformat()),
+)
+_COUNTS = st.one_of(st.none(), st.integers(min_value=0, max_value=10**12))
+_USAGE = st.builds(
+    Usage,
+    input=_COUNTS,
+    output=_COUNTS,
+    cache_read=_COUNTS,
+    cache_write=_COUNTS,
+    reasoning=_COUNTS,
+    unknown=st.frozensets(st.sampled_from(FIGURES), max_size=2),
+)
+_EVENTS = st.one_of(
+    st.builds(SessionStarted, session_id=st.just("s")),
+    st.builds(UserText, text=st.text(max_size=20)),
+    st.builds(AssistantText, text=st.text(max_size=20)),
+    st.builds(
+        ToolCall,
+        name=st.text(max_size=8),
+        call_id=_IDS,
+        input=st.one_of(
+            st.none(), st.text(max_size=8), st.dictionaries(st.text(max_size=4), st.text(max_size=8))
+        ),
+    ),
+    st.builds(
+        ToolResult, call_id=_IDS, output=st.one_of(st.none(), st.text(max_size=20)), is_error=st.booleans()
+    ),
+    st.builds(UsageReport, usage=_USAGE),
+    st.builds(ErrorEvent, message=st.text(max_size=20), fatal=st.booleans()),
+    st.builds(Finished, final_text=st.one_of(st.none(), st.text(max_size=10))),
+    st.builds(Record, record_type=st.one_of(st.none(), st.text(max_size=5))),
+)
+
+
+@st.composite
+def traces(draw: st.DrawFn, session: str = "s", depth: int = 0) -> Trace:
+    events = [
+        TraceEvent(
+            session,
+            draw(_EVENTS),
+            draw(_TIMES),
+            draw(st.sampled_from([None, "m1", "m2"])),
+            draw(st.integers(min_value=0, max_value=6)),
+            draw(st.sampled_from([None, "k1", "k2"])),
+        )
+        for _ in range(draw(st.integers(min_value=0, max_value=12)))
+    ]
+    meta = SessionMeta(session, models=draw(st.lists(st.sampled_from(["m1", "m2"]), unique=True)))
+    for item in events:
+        meta.saw(_iso_or_none(item.timestamp))
+    children = (
+        []
+        if depth >= 2
+        else draw(st.lists(traces(session=f"{session}.{depth}x", depth=depth + 1), max_size=2))
+    )
+    children = [Trace("h", c.meta, c.events, children=c.children) for c in children]
+    for index, child in enumerate(children):
+        child.meta.session_id = f"{session}/{index}"
+        child.meta.parent_id = session
+    return Trace("h", meta, events, children=children)
+
+
+def _iso_or_none(value: str | None) -> str | None:
+    return value if value and value[:1].isdigit() else None
+
+
+def _has_steps(trace: Trace) -> bool:
+    for item in trace.events:
+        event = item.event
+        if isinstance(event, SessionStarted | Record) or (
+            isinstance(event, Finished) and not event.final_text
+        ):
+            continue
+        return True
+    return any(_has_steps(child) for child in trace.children)
+
+
+def _figure_sums(trace: Trace) -> int:
+    return sum(
+        getattr(e.event.usage, n) or 0
+        for t in _walk(trace)
+        for e in t.events
+        if isinstance(e.event, UsageReport)
+        for n in FIGURES
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=traces())
+def test_any_trace_exports_valid_or_raises_trace_error(trace: Trace) -> None:
+    ceiling = _figure_sums(trace)
+    try:
+        data = atif(trace)
+    except TraceError:
+        assert not _has_steps(trace), "only a session with nothing in it (nor in its subagents) is refused"
+    else:
+        validate_atif(data)
+        totals = data["final_metrics"]
+        for key in ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens"):
+            assert totals.get(key, 0) <= ceiling, "a total larger than every reported figure together"
+    try:
+        payload = otel(trace)
+    except TraceError as exc:
+        assert "no timestamp" in str(exc)
+        return
+    spans = _spans(json.loads(json.dumps(payload)))
+    ids = [s["spanId"] for s in spans]
+    assert len(ids) == len(set(ids))
+    for span in spans:
+        assert span.get("parentSpanId", ids[0]) in ids
+        assert 0 <= int(span["startTimeUnixNano"]) <= int(span["endTimeUnixNano"])

@@ -264,6 +264,8 @@ def _nanos(value: str | None) -> int | None:
     if moment.tzinfo is None:
         return None  # a time without its zone is not a point in time
     seconds = int(moment.timestamp())
+    if seconds < 0:
+        return None  # before 1970: OTLP's times are unsigned, and no harness ran then
     return seconds * 1_000_000_000 + moment.microsecond * 1000
 
 
@@ -289,7 +291,17 @@ def _trajectory(trace: Trace, version: str | None, *, embedded: bool) -> dict[st
     calls = [tool for turn in turns if turn.call for tool in turn.call.tools]
     spawned: dict[str, list[Trace]] = {}
     unlinked: list[Trace] = []
+    embedded_children: list[dict[str, Any]] = []
+    empty: list[str] = []
+    children: list[Trace] = []
     for child in trace.children:
+        try:
+            embedded_children.append(_trajectory(child, version, embedded=True))
+        except TraceError:
+            empty.append(child.session_id)  # ATIF has no trajectory without steps: named in extra instead
+            continue
+        children.append(child)
+    for child in children:
         call_id = _spawner(child, calls)
         if call_id is None:
             unlinked.append(child)
@@ -327,11 +339,11 @@ def _trajectory(trace: Trace, version: str | None, *, embedded: bool) -> dict[st
         extra["parent_session_id"] = trace.meta.parent_id
     if trace.issues:
         extra["issues"] = [str(issue) for issue in trace.issues]
+    if empty:
+        extra["subagents_without_steps"] = empty
     out["extra"] = extra
-    if trace.children:
-        out["subagent_trajectories"] = [
-            _trajectory(child, version, embedded=True) for child in trace.children
-        ]
+    if embedded_children:
+        out["subagent_trajectories"] = embedded_children
     return out
 
 
@@ -516,7 +528,8 @@ def _session_spans(
         )
     start, end = (min(times), max(times)) if times else (parent[1], parent[1]) if parent else (0, 0)
     session = trace.session_id
-    span_id = _hex(f"span:{trace_id}:{session}:session", 8)
+    # Under its parent span: a session id seen twice (a resumed subagent) still gets ids of its own.
+    span_id = _hex(f"span:{trace_id}:{parent[0] if parent else ''}:{session}:session", 8)
     agent = trace.meta.agent or trace.harness
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
@@ -606,7 +619,7 @@ def _chat_span(
             if name in figures:
                 attrs[attr] = figures[name]
     name = f"chat {call.model}" if call.model else "chat"
-    span_id = _hex(f"span:{trace_id}:{session}:chat:{number}", 8)
+    span_id = _hex(f"span:{parent}:chat:{number}", 8)
     spans.append(_span(trace_id, span_id, parent, name, _CLIENT, first, max(first, last), attrs, None))
 
 
@@ -645,7 +658,7 @@ def _tool_span(
     if content and event.input is not None:
         arguments = json.dumps(event.input, ensure_ascii=False, default=str)
         attrs["gen_ai.tool.call.arguments"] = redact(arguments, secrets)
-    span_id = _hex(f"span:{trace_id}:{session}:tool:{number}:{index}:{event.call_id}", 8)
+    span_id = _hex(f"span:{parent}:tool:{number}:{index}:{event.call_id}", 8)
     if event.call_id:
         tool_spans[event.call_id] = (span_id, start)
     spans.append(
