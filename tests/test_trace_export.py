@@ -22,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tackroom.adapters.resolve import load_adapters
 from tackroom.errors import TraceError
 from tackroom.families import get_family
+from tackroom.probe.builtin import glob_regex
 from tackroom.redact import REDACTED
 from tackroom.trace.events import (
     FIGURES,
@@ -39,7 +41,7 @@ from tackroom.trace.events import (
     UserText,
 )
 from tackroom.trace.export import ATIF_VERSION, atif, otel, redact, send_otlp
-from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
+from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue, TranscriptReader
 
 CASE = Path(__file__).parent / "golden" / "claude-code" / "transcripts" / "subagents-2.1.332" / "files"
 MAIN = "1bfc3a8c-9a20-4dff-8c1e-48329e059f5e"
@@ -48,28 +50,38 @@ MAIN = "1bfc3a8c-9a20-4dff-8c1e-48329e059f5e"
 # --- the session, read with the real reader -------------------------------------------------
 
 
-def read_golden() -> Trace:
-    """The golden case read whole: the main session with its subagents nested by parent."""
-    reader = get_family("claude-code").transcripts()
-    assert reader is not None
+def read_sessions(harness: str, reader: TranscriptReader, paths: list[Path]) -> list[Trace]:
+    """The sessions in ``paths``, read whole, subagents nested under their parents: the top-level ones."""
     traces: dict[str, Trace] = {}
-    for path in sorted(CASE.rglob("*.jsonl")):
+    for path in paths:
         for item in reader.read(path, Cursor()):
             if isinstance(item, SessionMeta):
-                trace = traces.setdefault(item.session_id, Trace("claude-code", item))
+                trace = traces.setdefault(item.session_id, Trace(harness, item))
                 trace.meta = item
                 trace.sources.append(path)
             elif isinstance(item, TraceEvent):
                 traces.setdefault(
-                    item.session_id, Trace("claude-code", SessionMeta(item.session_id))
+                    item.session_id, Trace(harness, SessionMeta(item.session_id))
                 ).events.append(item)
             else:
-                raise AssertionError(f"the golden case reads cleanly: {item}")
+                traces.setdefault("", Trace(harness, SessionMeta(""))).issues.append(item)
+    roots = []
     for trace in traces.values():
         parent = trace.meta.parent_id
         if parent and parent in traces and trace.session_id != parent:
             traces[parent].children.append(trace)
-    return traces[MAIN]
+        else:
+            roots.append(trace)
+    return roots
+
+
+def read_golden() -> Trace:
+    """The golden case read whole: the main session with its subagents nested by parent."""
+    reader = get_family("claude-code").transcripts()
+    assert reader is not None
+    (main,) = read_sessions("claude-code", reader, sorted(CASE.rglob("*.jsonl")))
+    assert main.session_id == MAIN and not main.issues
+    return main
 
 
 @pytest.fixture(scope="module")
@@ -748,3 +760,42 @@ def test_any_trace_exports_valid_or_raises_trace_error(trace: Trace) -> None:
     for span in spans:
         assert span.get("parentSpanId", ids[0]) in ids
         assert 0 <= int(span["startTimeUnixNano"]) <= int(span["endTimeUnixNano"])
+
+
+# --- every golden case of every family ------------------------------------------------------------
+
+GOLDEN_CASES = sorted(p.parent for p in (Path(__file__).parent / "golden").glob("*/transcripts/*/meta.json"))
+
+
+@pytest.mark.parametrize("case", GOLDEN_CASES, ids=[f"{c.parent.parent.name}/{c.name}" for c in GOLDEN_CASES])
+def test_every_golden_session_exports(case: Path) -> None:
+    """Each session of each family's golden case gives valid ATIF and well-formed OTLP, or says why not."""
+    meta = json.loads((case / "meta.json").read_text())
+    adapter = load_adapters()[meta["adapter"]]
+    reader = get_family(adapter.family).transcripts()
+    assert reader is not None and adapter.spec.transcripts is not None
+    root = case / "files"
+    pattern = glob_regex(adapter.spec.transcripts.glob)
+    paths = sorted(
+        p for p in root.rglob("*") if p.is_file() and pattern.fullmatch(p.relative_to(root).as_posix())
+    )
+    sessions = [t for t in read_sessions(adapter.name, reader, paths) if t.session_id]
+    assert sessions
+    exported = 0
+    for trace in sessions:
+        try:
+            data = atif(trace, version=meta.get("harness_version"))
+        except TraceError as exc:
+            assert not _has_steps(trace), exc
+            continue
+        validate_atif(data)
+        exported += 1
+        try:
+            spans = _spans(json.loads(json.dumps(otel(trace))))
+        except TraceError as exc:
+            assert "no timestamp" in str(exc)
+            continue
+        ids = [s["spanId"] for s in spans]
+        assert len(ids) == len(set(ids))
+        assert all(s.get("parentSpanId", ids[0]) in ids for s in spans)
+    assert exported, "at least one session of the case has steps"
