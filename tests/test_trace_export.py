@@ -799,3 +799,24 @@ def test_every_golden_session_exports(case: Path) -> None:
         assert len(ids) == len(set(ids))
         assert all(s.get("parentSpanId", ids[0]) in ids for s in spans)
     assert exported, "at least one session of the case has steps"
+
+
+def test_a_message_written_as_one_record_is_one_step() -> None:
+    # Gemini and Copilot write a model message whole: its text, its tool calls with their results, its usage.
+    trace = _trace(
+        TraceEvent("s1", UserText(text="list"), _at(1), line=1),
+        TraceEvent("s1", AssistantText(text="Listing."), _at(2), "g", line=2),
+        TraceEvent("s1", ToolCall(name="ls", call_id="t1", input={}), _at(2), "g", line=2),
+        TraceEvent("s1", ToolResult(call_id="t1", output="a b"), _at(2), line=2),
+        TraceEvent("s1", UsageReport(usage=Usage(input=5, output=2)), _at(2), "g", line=2, key="m1"),
+        TraceEvent("s1", AssistantText(text="Done."), _at(3), "g", line=3),
+        TraceEvent("s1", UsageReport(usage=Usage(input=9, output=1)), _at(3), "g", line=3, key="m2"),
+    )
+    steps = validate_atif(atif(trace)).steps
+    assert [(s.source, s.message) for s in steps] == [
+        ("user", "list"),
+        ("agent", "Listing."),
+        ("agent", "Done."),
+    ]
+    assert steps[1].observation is not None and steps[1].observation.results[0].content == "a b"
+    assert steps[1].metrics is not None and steps[1].metrics.prompt_tokens == 5

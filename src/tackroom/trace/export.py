@@ -152,40 +152,41 @@ _AGENT_EVENTS = (AssistantText, ToolCall, UsageReport)
 
 
 def _turns(trace: Trace) -> list[_Turn]:
-    """The session's events as steps: consecutive lines of one model call make one agent step."""
+    """The session's events as steps: the lines of one model call make one agent step."""
     turns: list[_Turn] = []
     by_call_id: dict[str, _Call] = {}
     by_key: dict[str, _Call] = {}
     for unit in _lines(trace.events):
-        head = unit[0]
-        if isinstance(head.event, _AGENT_EVENTS) and all(isinstance(i.event, _AGENT_EVENTS) for i in unit):
-            key = next((i.key for i in unit if isinstance(i.event, UsageReport) and i.key), None)
-            # A streamed message's later blocks join its step even when a tool result came between.
-            current = by_key.get(key) if key else None
-            if current is None:
-                current = turns[-1].call if turns and turns[-1].source == "agent" else None
-                if current is None or current.results or (key and current.key and key != current.key):
-                    current = _Call()
-                    turns.append(_Turn("agent", head, current))
-                if key:
-                    by_key[key] = current
-            for item in unit:
-                current.add(item)
-            by_call_id.update(dict.fromkeys(current.call_ids(), current))
-            continue
+        key = next((i.key for i in unit if isinstance(i.event, UsageReport) and i.key), None)
+        call: _Call | None = None
         for item in unit:
-            _place(item, turns, by_call_id)
+            if isinstance(item.event, _AGENT_EVENTS):
+                call = call or _call_for(key, item, turns, by_key)
+                call.add(item)
+                by_call_id.update(dict.fromkeys(call.call_ids(), call))
+            else:
+                _place(item, turns, by_call_id)
     return turns
 
 
+def _call_for(key: str | None, head: TraceEvent, turns: list[_Turn], by_key: dict[str, _Call]) -> _Call:
+    """The model call a line's text, tool calls and usage belong to: its key's, the open one, or a new one."""
+    # A streamed message's later blocks join its step even when a tool result came between.
+    call = by_key.get(key) if key else None
+    if call is None:
+        call = turns[-1].call if turns and turns[-1].source == "agent" else None
+        if call is None or call.results or (key and call.key and key != call.key):
+            call = _Call()
+            turns.append(_Turn("agent", head, call))
+        if key:
+            by_key[key] = call
+    return call
+
+
 def _place(item: TraceEvent, turns: list[_Turn], by_call_id: dict[str, _Call]) -> None:
+    """A user's text, a tool's result (with its call), an error or a final text, in order."""
     event = item.event
-    if isinstance(event, _AGENT_EVENTS):
-        call = _Call()
-        call.add(item)
-        by_call_id.update(dict.fromkeys(call.call_ids(), call))
-        turns.append(_Turn("agent", item, call))
-    elif isinstance(event, UserText):
+    if isinstance(event, UserText):
         turns.append(_Turn("user", item, text=event.text))
     elif isinstance(event, ToolResult):
         owner = by_call_id.get(event.call_id or "")
