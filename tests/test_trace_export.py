@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -571,8 +572,11 @@ class _Collector(BaseHTTPRequestHandler):
     received: list[tuple[str, str, bytes]]
     status = 200
 
+    delay = 0.0
+
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        time.sleep(self.delay)
         self.received.append((self.path, self.headers.get("Content-Type", ""), body))
         self.send_response(self.status)
         self.send_header("Content-Type", "application/json")
@@ -611,6 +615,15 @@ def test_send_otlp_reports_the_status_a_collector_refuses_with(collector: tuple[
     handler.status = 429
     with pytest.raises(TraceError, match=r"127\.0\.0\.1.*/v1/traces answered HTTP 429.*quota exceeded"):
         send_otlp({"resourceSpans": []}, url)
+
+
+def test_send_otlp_gives_up_on_a_collector_that_does_not_answer(collector: tuple[str, Any]) -> None:
+    url, handler = collector
+    handler.delay = 1.5
+    with pytest.raises(
+        TraceError, match=r"127\.0\.0\.1.*/v1/traces (did not answer within 0\.3s|cannot be reached)"
+    ):
+        send_otlp({"resourceSpans": []}, url, timeout=0.3)
 
 
 def test_send_otlp_to_a_dead_url_is_a_clear_error() -> None:
