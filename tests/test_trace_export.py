@@ -652,6 +652,9 @@ def test_issues_travel_with_the_trajectory(golden: Trace) -> None:
     trace = Trace(golden.harness, golden.meta, golden.events, [TraceIssue(Path("/x.jsonl"), 4, "not JSON")])
     data = atif(trace)
     assert data["extra"]["issues"] == ["/x.jsonl:4: not JSON"]
+    many = [TraceIssue(Path("/x.jsonl"), n, "not JSON") for n in range(1, 1001)]
+    extra = atif(Trace(golden.harness, golden.meta, golden.events, many))["extra"]
+    assert len(extra["issues"]) == 100 and extra["issues_total"] == 1000
 
 
 # --- any trace a reader could give --------------------------------------------------------------

@@ -66,6 +66,8 @@ __all__ = ["ATIF_VERSION", "atif", "otel", "redact", "send_otlp"]
 
 ATIF_VERSION = "ATIF-v1.7"
 """The ATIF release :func:`atif` writes (Harbor's ``harbor.models.trajectories``)."""
+MAX_ISSUES = 100
+"""How many of a session's unreadable lines a trajectory lists (``extra.issues``); the count says the rest."""
 
 # Provider key shapes: redact_text finds credentials by their context (a header, a URL);
 # a key pasted into a tool's output has none, only its shape.
@@ -339,7 +341,9 @@ def _trajectory(trace: Trace, version: str | None, *, embedded: bool) -> dict[st
     if trace.meta.parent_id:
         extra["parent_session_id"] = trace.meta.parent_id
     if trace.issues:
-        extra["issues"] = [str(issue) for issue in trace.issues]
+        extra["issues"] = [str(issue) for issue in trace.issues[:MAX_ISSUES]]
+        if len(trace.issues) > MAX_ISSUES:
+            extra["issues_total"] = len(trace.issues)
     if empty:
         extra["subagents_without_steps"] = empty
     out["extra"] = extra
