@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def parse(line: bytes, *, deep: bool = True) -> dict[str, Any] | str:
     except orjson.JSONDecodeError as exc:
         # orjson refuses lone surrogates ("\ud83d"); the standard parser takes them, then they are replaced.
         try:
-            data = clean(json.loads(line.decode("utf-8", "replace")))
+            data = clean(json.loads(line.decode("utf-8", "replace"), parse_int=_int64))
         except RecursionError:
             return f"JSON nested deeper than {MAX_DEPTH} levels"
         except ValueError:
@@ -50,6 +51,12 @@ def parse(line: bytes, *, deep: bool = True) -> dict[str, Any] | str:
     if deep and line.count(b"{") + line.count(b"[") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
         return f"JSON nested deeper than {MAX_DEPTH} levels"
     return data
+
+
+def _int64(text: str) -> int | float:
+    """An integer orjson can write back (64 bits); a larger one, never a real count, becomes a float."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else float(text)
 
 
 def records(path: Path, cursor: Cursor, needles: tuple[bytes, ...] = (), head: int = 0) -> Iterator[Parsed]:
@@ -75,10 +82,16 @@ def lines(
     path: Path, cursor: Cursor, needles: tuple[bytes, ...] = (), head: int = 0
 ) -> Iterator[tuple[int, bytes | TraceIssue]]:
     """The raw complete lines after ``cursor`` (without their newline), advancing it."""
+    # O_NONBLOCK: a FIFO put where a log should be must not block the open; a regular file ignores it.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as exc:
         yield cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})")
+        return
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        yield cursor.line, TraceIssue(path, 0, "cannot be read (not a regular file)")
         return
     with os.fdopen(fd, "rb", buffering=0) as handle:
         try:
