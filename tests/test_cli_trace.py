@@ -176,3 +176,31 @@ def test_without_a_zone_days_follow_tz(logs: Path) -> None:
     assert utc["rows"][0]["key"] == "2026-12-01" and tokyo["rows"][0]["key"] == "2026-12-01"
     late = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "Pacific/Kiritimati"}).stdout)
     assert late["rows"][0]["key"] == "2026-12-02"  # 13:01 UTC is 03:01 the next day at UTC+14
+
+
+def test_trace_export_writes_atif_and_otel(logs: Path, tmp_path: Path) -> None:
+    atif = run_cli("trace", "export", SESSION[:8])
+    assert atif.returncode == 0, atif.stderr
+    trajectory = json.loads(atif.stdout)
+    assert trajectory["schema_version"].startswith("ATIF-v1.") and trajectory["session_id"] == SESSION
+    assert len(trajectory["subagent_trajectories"]) == 1
+    out = tmp_path / "spans.json"
+    spans = run_cli("trace", "export", SESSION, "--format", "otel", "--out", str(out))
+    assert spans.returncode == 0, spans.stderr
+    names = {
+        s["name"].split()[0]
+        for rs in json.loads(out.read_text())["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+    assert {"invoke_agent", "chat", "execute_tool"} <= names
+
+
+def test_trace_export_errors_name_the_flag_or_the_collector(logs: Path) -> None:
+    wide = {"COLUMNS": "300"}
+    bad = run_cli("trace", "export", SESSION, "--format", "csv", env=wide)
+    assert bad.returncode == 2 and "--format" in bad.stderr
+    mixed = run_cli("trace", "export", SESSION, "--otlp", "http://127.0.0.1:9", env=wide)
+    assert mixed.returncode == 2 and "--format otel" in mixed.stderr
+    dead = run_cli("trace", "export", SESSION, "--format", "otel", "--otlp", "http://127.0.0.1:9")
+    assert dead.returncode == 1 and "127.0.0.1:9" in dead.stderr

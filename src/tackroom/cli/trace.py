@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -118,3 +120,49 @@ def _detail(item: Any) -> str:
         text = ", ".join(f"{k}={v}" for k, v in data.items() if k not in ("type", "raw") and v is not None)
     text = " ".join(text.split())
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + " …"
+
+
+FORMAT = typer.Option(
+    "atif", "--format", "-f", help="atif (Harbor's trajectory JSON) or otel (OTLP/JSON GenAI spans)."
+)
+OUT = typer.Option(None, "--out", "-o", help="Write to this file (default: stdout).")
+OTLP = typer.Option(
+    None, "--otlp", help="POST the spans to this OTLP/HTTP collector (e.g. http://localhost:4318)."
+)
+CONTENT = typer.Option(False, "--content", help="otel: record tool arguments and results (redacted).")
+PROVIDER = typer.Option(
+    None, "--provider", help="otel: gen_ai.provider.name (a log does not say which service answered)."
+)
+
+
+@app.command()
+def export(
+    session: str = SESSION,
+    harness: str | None = HARNESS,
+    format: str = FORMAT,
+    out: Path | None = OUT,
+    otlp: str | None = OTLP,
+    content: bool = CONTENT,
+    provider: str | None = PROVIDER,
+) -> None:
+    """One session as ATIF (Harbor's trajectory JSON) or as OpenTelemetry GenAI spans."""
+    from tackroom.cli._output import dumps_json
+    from tackroom.trace.api import read_trace
+    from tackroom.trace.export import atif, otel, send_otlp
+
+    if format not in ("atif", "otel"):
+        raise typer.BadParameter(f"{format!r}: give atif or otel", param_hint="--format")
+    if otlp is not None and format != "otel":
+        raise typer.BadParameter("--otlp sends OpenTelemetry spans: add --format otel", param_hint="--otlp")
+    trace = read_trace(session, harness=harness)
+    data = atif(trace) if format == "atif" else otel(trace, provider=provider, content=content)
+    if otlp is not None:
+        send_otlp(data, otlp)
+        console(stderr=True).print(f"sent {escape(trace.session_id)} to {escape(otlp)}")
+        return
+    text = dumps_json(data) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    out.write_text(text, encoding="utf-8")
+    console(stderr=True).print(f"wrote {escape(out)}")
