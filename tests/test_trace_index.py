@@ -294,3 +294,22 @@ def test_read_trace_reads_a_session_whole_with_its_subagents(projects: Path) -> 
     assert chain == ["helper", "helper", "helper"]
     with pytest.raises(Exception, match="no session"):
         api.read_trace("nope")
+
+
+def test_a_directory_that_cannot_be_listed_is_reported_even_as_root(projects: Path) -> None:
+    """A path longer than the system allows (ENAMETOOLONG) cannot be listed, whoever asks."""
+    write(projects / "ok" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1, 1)))
+    fd = os.open(projects, os.O_RDONLY)
+    try:
+        for _ in range(18):  # 18 components of 250 characters: past PATH_MAX (4096)
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    report = api.scan(harness="claude-code")
+    assert report.issues and all(
+        "cannot be" in i.message and "File name too long" in i.message for i in report.issues
+    )
+    assert by_day(daily(refresh=False)) == {"2026-11-01": (1, 1, 0, 0, 1)}

@@ -188,8 +188,13 @@ def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
             name = f"{relative}{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
-            except OSError:
+            except FileNotFoundError:
                 continue  # vanished between listing and looking
+            except OSError as exc:
+                issues.append(
+                    TraceIssue(Path(entry.path), 0, f"cannot be looked at ({exc.strerror or exc}): skipped")
+                )
+                continue
             if stat.S_ISDIR(info.st_mode):
                 stack.append((entry.path, name + "/"))
             elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
