@@ -171,11 +171,15 @@ class Session:
         self.emit(record)
 
     def assistant(self, blocks: list[dict[str, Any]], model: str | None = None) -> dict[str, Any]:
-        """One API response: one line, or (5 %) 2-4 streamed lines with growing usage."""
+        """One API response: one line, or (5 %) 2-4 streamed lines with growing usage.
+
+        1 % have no ``requestId`` (one line each: without it ccusage keys on the timestamp).
+        """
         gen, model = self.gen, model or self.model
-        mid, rid = gen.token("msg_01", 22), gen.token("req_011C", 20)
+        mid = gen.token("msg_01", 22)
+        rid = gen.token("req_011C", 20) if gen.rng.random() >= 0.01 else None
         final = gen.usage(model)
-        parts = gen.rng.randint(2, 4) if gen.rng.random() < 0.05 else 1
+        parts = gen.rng.randint(2, 4) if rid is not None and gen.rng.random() < 0.05 else 1
         ts = self.now
         for i in range(parts):
             usage = dict(final)
@@ -195,7 +199,8 @@ class Session:
                 "stop_sequence": None,
                 "usage": usage,
             }
-            record["requestId"] = rid
+            if rid is not None:
+                record["requestId"] = rid
             record["timestamp"] = self.tick(0.05, 2 if i < parts - 1 else 40)
             ts = self.now
             self.emit(record)
@@ -299,6 +304,7 @@ class Session:
         }
         record["isApiErrorMessage"] = True
         record["timestamp"] = self.tick(1, 20)
+        self.gen.expected.days.setdefault(self.now.strftime("%Y-%m-%d"), {})
         self.emit(record)
 
 
@@ -344,7 +350,7 @@ def run_subagent(gen: Gen, parent: Session, task: dict[str, Any]) -> None:
         sent = agent.assistant(blocks)
         for key in totals:
             totals[key] += sent["usage"][key]
-        if rng.random() < 0.5:
+        if sent["requestId"] is not None and rng.random() < 0.5:
             progress = parent.base("progress")
             progress["data"] = {
                 "type": "agent_progress",
@@ -424,13 +430,36 @@ def new_session(gen: Gen, projects: list[str]) -> Session:
     return Session(gen, project, cwd, gen.uuid(), rng.choice(VERSIONS), model, start, branch)
 
 
+def resume(gen: Gen, session: Session, earlier: Session) -> None:
+    """Start ``session`` as a resumed copy of ``earlier``: its lines again, under the new session id.
+
+    Copies with a ``requestId`` count once (ccusage keys those across sessions); a copy without
+    one is another session's message (keyed on message id, session and timestamp) and counts again.
+    """
+    for text in earlier.lines:
+        copy = text.replace(earlier.session_id, session.session_id)
+        session.lines.append(copy)
+        if '"type":"assistant"' in copy and '"requestId"' not in copy:
+            record = json.loads(copy)
+            message = record["message"]
+            if message["model"] != "<synthetic>":
+                when = datetime.datetime.strptime(record["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z")
+                gen.expected.add(when, message["model"], message["usage"])
+    session.now, session.parent = earlier.now, earlier.parent
+
+
 def sessions(gen: Gen, size_mb: float) -> Iterator[Session]:
-    """Sessions until about ``size_mb`` MB have been produced."""
+    """Sessions until about ``size_mb`` MB have been produced; 5 % resume an earlier one."""
     n_projects = max(4, int(size_mb / 2.5))
     projects = [f"-home-dev-code-{gen.token('', 6).lower()}-{i}" for i in range(n_projects)]
     budget = int(size_mb * MB)
+    earlier: Session | None = None  # only the latest is kept: memory stays one session's
     while budget > 0:
         session = new_session(gen, projects)
+        if earlier is not None and gen.rng.random() < 0.05:
+            session.project, session.cwd = earlier.project, earlier.cwd
+            resume(gen, session, earlier)
+        earlier = session
         run_session(gen, session, gen.rng.randint(2, 25))
         budget -= sum(len(x) + 1 for x in session.lines)
         budget -= sum(len(x) + 1 for s in session.subagents for x in s.lines)

@@ -9,8 +9,8 @@ Three kinds of check:
   answers: one test proves each pin against the real ccusage, one holds tackroom to it (so
   tackroom is checked even where ccusage is not installed).
 
-ccusage is installed by ``scripts/test`` into ``.cache/ccusage``; without it the ccusage tests
-skip and say so.
+ccusage is installed by ``scripts/test`` into ``.cache/ccusage`` (or named by ``TACKROOM_CCUSAGE``);
+without it the ccusage tests skip and say so.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import trace_corpus  # noqa: E402
 
-CCUSAGE = ROOT / ".cache" / "ccusage" / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"
+CCUSAGE = Path(
+    os.environ.get("TACKROOM_CCUSAGE")
+    or ROOT / ".cache" / "ccusage" / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"
+)
 FIELDS = ("input", "output", "cache_write", "cache_read")
 Counts = tuple[int, int, int, int]
 # {day: {model: (input, output, cache_write, cache_read)}}; model "" holds what a day counts
@@ -148,8 +151,8 @@ def normal(daily: Daily) -> Daily:
             key = "" if name in ("", "unknown", "<synthetic>", "not_reported") else name
             previous = merged.get(key, (0, 0, 0, 0))
             merged[key] = tuple(a + b for a, b in zip(previous, counts, strict=True))  # type: ignore[assignment]
-        if merged.get("") == (0, 0, 0, 0) and len(merged) > 1:
-            del merged[""]
+        if merged.get("") == (0, 0, 0, 0):
+            del merged[""]  # a day with nothing but zero-token, model-less lines
         out[day] = merged
     return out
 
