@@ -63,6 +63,7 @@ def isolated_env(tmp_path: Path, config_dir: Path, tz: str = "UTC") -> dict[str,
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "CLAUDE_CONFIG_DIR": str(config_dir),
         "TZ": tz,
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
 
 
