@@ -189,8 +189,10 @@ def same(tackroom: str, ccusage: str) -> str:
     except (ValueError, KeyError, TypeError) as exc:
         return f"no: unreadable report ({exc!r})"
     for day in sorted(set(ours) | set(theirs)):
-        if ours.get(day) != theirs.get(day):
-            return f"no: {day} tackroom {ours.get(day)} ccusage {theirs.get(day)}"
+        a, b = ours.get(day, {}), theirs.get(day, {})
+        for model in sorted(set(a) | set(b)):
+            if a.get(model) != b.get(model):
+                return f"no: {day} {model or '(no model)'}: tackroom {a.get(model)}, ccusage {b.get(model)}"
     return "yes"
 
 

@@ -28,6 +28,7 @@ import random
 import string
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,12 +82,14 @@ class Expected:
 class Gen:
     """Deterministic record factory; every random choice comes from one seeded ``Random``."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, resume: float = 0.05, no_request_id: float = 0.01) -> None:
         self.rng = random.Random(seed)
+        self.resume, self.no_request_id = resume, no_request_id
         words = self.rng.choices(WORDS, k=400_000)
         lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
         self.text = "\n".join(lines)
         self.expected = Expected()
+        self.features: Counter[str] = Counter()  # how often each tricky shape was written
 
     def blob(self, mean: int) -> str:
         """A slice of the word pool whose length is roughly exponential around ``mean``."""
@@ -177,9 +180,12 @@ class Session:
         """
         gen, model = self.gen, model or self.model
         mid = gen.token("msg_01", 22)
-        rid = gen.token("req_011C", 20) if gen.rng.random() >= 0.01 else None
+        rid = gen.token("req_011C", 20) if gen.rng.random() >= gen.no_request_id else None
         final = gen.usage(model)
         parts = gen.rng.randint(2, 4) if rid is not None and gen.rng.random() < 0.05 else 1
+        gen.features["responses"] += 1
+        gen.features["streamed responses"] += parts > 1
+        gen.features["responses without requestId"] += rid is None
         ts = self.now
         for i in range(parts):
             usage = dict(final)
@@ -305,6 +311,7 @@ class Session:
         record["isApiErrorMessage"] = True
         record["timestamp"] = self.tick(1, 20)
         self.gen.expected.days.setdefault(self.now.strftime("%Y-%m-%d"), {})
+        self.gen.features["<synthetic> error lines"] += 1
         self.emit(record)
 
 
@@ -338,6 +345,7 @@ def run_subagent(gen: Gen, parent: Session, task: dict[str, Any]) -> None:
         agent_id=f"{rng.getrandbits(32):08x}",
     )
     parent.subagents.append(agent)
+    gen.features["subagent transcripts"] += 1
     agent.user_prompt()
     totals = {
         "input_tokens": 0,
@@ -363,6 +371,7 @@ def run_subagent(gen: Gen, parent: Session, task: dict[str, Any]) -> None:
                 },
             }
             progress["parentToolUseID"] = task["id"]
+            gen.features["agent_progress copies"] += 1
             progress["timestamp"] = sent["timestamp"]
             parent.emit(progress)
         if tool is not None:
@@ -436,6 +445,7 @@ def resume(gen: Gen, session: Session, earlier: Session) -> None:
     Copies with a ``requestId`` count once (ccusage keys those across sessions); a copy without
     one is another session's message (keyed on message id, session and timestamp) and counts again.
     """
+    gen.features["resumed sessions"] += 1
     for text in earlier.lines:
         copy = text.replace(earlier.session_id, session.session_id)
         session.lines.append(copy)
@@ -443,6 +453,7 @@ def resume(gen: Gen, session: Session, earlier: Session) -> None:
             record = json.loads(copy)
             message = record["message"]
             if message["model"] != "<synthetic>":
+                gen.features["copies without requestId (counted again)"] += 1
                 when = datetime.datetime.strptime(record["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z")
                 gen.expected.add(when, message["model"], message["usage"])
     session.now, session.parent = earlier.now, earlier.parent
@@ -456,7 +467,7 @@ def sessions(gen: Gen, size_mb: float) -> Iterator[Session]:
     earlier: Session | None = None  # only the latest is kept: memory stays one session's
     while budget > 0:
         session = new_session(gen, projects)
-        if earlier is not None and gen.rng.random() < 0.05:
+        if earlier is not None and gen.rng.random() < gen.resume:
             session.project, session.cwd = earlier.project, earlier.cwd
             resume(gen, session, earlier)
         earlier = session
@@ -482,9 +493,15 @@ def write_session(root: Path, session: Session) -> int:
     return total
 
 
-def generate(out: Path, size_mb: float, seed: int = 1) -> dict[str, Any]:
-    """Write the corpus under ``out``; returns (and writes to ``corpus.json``) its manifest."""
-    gen = Gen(seed)
+def generate(
+    out: Path, size_mb: float, seed: int = 1, *, resume: float = 0.05, no_request_id: float = 0.01
+) -> dict[str, Any]:
+    """Write the corpus under ``out``; returns (and writes to ``corpus.json``) its manifest.
+
+    ``resume`` is the share of sessions that resume the one before, ``no_request_id`` the share
+    of responses written without a ``requestId``: raise them to see these shapes in a small corpus.
+    """
+    gen = Gen(seed, resume, no_request_id)
     files = written = 0
     first: Session | None = None
     for session in sessions(gen, size_mb):
@@ -494,9 +511,12 @@ def generate(out: Path, size_mb: float, seed: int = 1) -> dict[str, Any]:
     manifest = {
         "generator": "benchmarks/trace_corpus.py",
         "seed": seed,
+        "resume": resume,
+        "no_request_id": no_request_id,
         "size_mb": size_mb,
         "bytes": written,
         "files": files,
+        "features": dict(sorted(gen.features.items())),
         "expected_daily_utc": {day: gen.expected.days[day] for day in sorted(gen.expected.days)},
     }
     (out / "corpus.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -182,7 +182,18 @@ def assert_same(got: Daily, want: Daily, who: str) -> None:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Daily]:
     root = tmp_path_factory.mktemp("corpus")
-    manifest = trace_corpus.generate(root, size_mb=3, seed=7)
+    manifest = trace_corpus.generate(root, size_mb=3, seed=1, resume=0.3, no_request_id=0.05)
+    shapes = (
+        "streamed responses",
+        "responses without requestId",
+        "resumed sessions",
+        "copies without requestId (counted again)",
+        "agent_progress copies",
+        "subagent transcripts",
+        "<synthetic> error lines",
+    )
+    missing = [shape for shape in shapes if not manifest["features"].get(shape)]
+    assert not missing, f"the test corpus lacks {missing}: {manifest['features']}"
     expected: Daily = {
         day: {model: tuple(c) for model, c in models.items()}  # type: ignore[misc]
         for day, models in manifest["expected_daily_utc"].items()
