@@ -255,7 +255,7 @@ def line(
     cw: int = 0,
     cr: int = 0,
     ts: str = T,
-    sid: str = "s1",
+    sid: str | None = "s1",
     **extra: Any,
 ) -> str:
     """One assistant transcript line, compact JSON as Claude Code writes it."""
@@ -274,7 +274,9 @@ def line(
             "cache_read_input_tokens": cr,
         }
     )
-    record: dict[str, Any] = {"type": "assistant", "timestamp": ts, "sessionId": sid}
+    record: dict[str, Any] = {"type": "assistant", "timestamp": ts}
+    if sid is not None:
+        record["sessionId"] = sid
     if rid is not None:
         record["requestId"] = rid
     record["message"] = message
@@ -340,6 +342,17 @@ CASES: dict[str, Case] = {
             Q: jsonl(line("a", None, o=50, sid="s2")),
         },
         {D: {S: (70, 310, 0, 0)}},
+    ),
+    # Without sessionId the path names the session: the file stem, or the directory above
+    # subagents/, whatever the project.
+    "session_from_path": Case(
+        {
+            P: jsonl(line("a", None, o=5, sid=None)),
+            "projects/p/s1/subagents/agent-1.jsonl": jsonl(line("a", None, o=50, sid=None)),
+            "projects/q/s1.jsonl": jsonl(line("a", None, o=40, sid=None)),
+            Q: jsonl(line("a", None, o=7, sid=None)),
+        },
+        {D: {S: (20, 57, 0, 0)}},
     ),
     # A non-sidechain copy beats a larger sidechain one; a sidechain replay of a parent message
     # under a new requestId is dropped; a sidechain's own message counts.
