@@ -10,10 +10,11 @@ as whole processes:
 - tackroom repeat: the same again, nothing changed (the index answers);
 - tackroom after append: one session's worth of lines appended to one transcript.
 
-Rounds alternate (median of N, default 3). Per step: wall time, MB/s over the corpus, the peak
-RSS of the process tree (the larger of the sum of RSS over the live tree, sampled every 5 ms,
-and the largest single process from ``wait4``), and whether tackroom's totals equal ccusage's to
-the token per day and model (after the append, against ccusage run on the grown corpus).
+After one unmeasured ccusage run (the page cache warm for both), rounds alternate (median of
+N, default 3). Per step: wall time, MB/s over the corpus, the peak RSS of the process tree (the
+larger of the sum of RSS over the live tree, sampled every 5 ms, and the largest single process
+from ``wait4``), and whether tackroom's totals equal ccusage's to the token per day and model
+(after the append, against ccusage run on the grown corpus).
 Prints a Markdown table for RESULTS.md; ``--write`` puts it in RESULTS.md's ``traces`` section.
 
     .venv/bin/python benchmarks/trace_bench.py [--runs 3] [--sizes 100,500] [--seed 1]
@@ -70,7 +71,10 @@ def corpus(size_mb: int, seed: int) -> tuple[Path, int]:
     """The cached corpus of ``size_mb`` (generated once) and its size in bytes."""
     root = CACHE / "trace-corpus" / f"{size_mb}mb-seed{seed}"
     manifest = root / "corpus.json"
-    if not manifest.is_file():
+    fresh = manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("version") == (
+        trace_corpus.VERSION
+    )
+    if not fresh:
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         started = time.perf_counter()
@@ -254,6 +258,8 @@ def one_round(
 def run_size(size_mb: int, seed: int, runs: int, ccusage: Path, tackroom: list[str]) -> Result:
     source, size = corpus(size_mb, seed)
     result = Result(size_mb, size)
+    # Warm-up, not measured: both tools then read the corpus from the page cache alike.
+    measure([str(ccusage), "claude", "daily", "--json", "--offline"], env_for(source, CACHE, CACHE))
     for n in range(runs):
         with tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE) as tmp:
             one_round(result, source, Path(tmp), seed + n, ccusage, tackroom)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import multiprocessing
+import os
 import random
 import string
 import sys
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 MB = 1024 * 1024
+VERSION = 2  # bump when the bytes a seed gives change: cached corpora are regenerated
 START = datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC)
 WINDOW_S = 60 * 86400
 MODELS = (
@@ -82,7 +85,7 @@ class Expected:
 class Gen:
     """Deterministic record factory; every random choice comes from one seeded ``Random``."""
 
-    def __init__(self, seed: int, resume: float = 0.05, no_request_id: float = 0.01) -> None:
+    def __init__(self, seed: int | str, resume: float = 0.05, no_request_id: float = 0.01) -> None:
         self.rng = random.Random(seed)
         self.resume, self.no_request_id = resume, no_request_id
         words = self.rng.choices(WORDS, k=400_000)
@@ -459,11 +462,14 @@ def resume(gen: Gen, session: Session, earlier: Session) -> None:
     session.now, session.parent = earlier.now, earlier.parent
 
 
-def sessions(gen: Gen, size_mb: float) -> Iterator[Session]:
-    """Sessions until about ``size_mb`` MB have been produced; 5 % resume an earlier one."""
-    n_projects = max(4, int(size_mb / 2.5))
-    projects = [f"-home-dev-code-{gen.token('', 6).lower()}-{i}" for i in range(n_projects)]
-    budget = int(size_mb * MB)
+def project_names(seed: int, size_mb: float) -> list[str]:
+    rng = random.Random(f"{seed}/projects")
+    count = max(4, int(size_mb / 2.5))
+    return [f"-home-dev-code-{''.join(rng.choices(B62, k=6)).lower()}-{i}" for i in range(count)]
+
+
+def sessions(gen: Gen, projects: list[str], budget: int) -> Iterator[Session]:
+    """Sessions until about ``budget`` bytes have been produced; some resume the one before."""
     earlier: Session | None = None  # only the latest is kept: memory stays one session's
     while budget > 0:
         session = new_session(gen, projects)
@@ -493,31 +499,72 @@ def write_session(root: Path, session: Session) -> int:
     return total
 
 
+CHUNKS = 8  # fixed, so the corpus is the same whatever the number of cores
+
+
+@dataclass(frozen=True)
+class Chunk:
+    out: Path
+    seed: int
+    index: int
+    size_mb: float
+    resume: float
+    no_request_id: float
+
+
+def write_chunk(chunk: Chunk) -> tuple[int, int, dict[str, dict[str, list[int]]], Counter[str]]:
+    """One of the ``CHUNKS`` independent parts: (bytes, files, expected usage, features)."""
+    gen = Gen(f"{chunk.seed}/{chunk.index}", chunk.resume, chunk.no_request_id)
+    projects = project_names(chunk.seed, chunk.size_mb)
+    files = written = 0
+    for session in sessions(gen, projects, int(chunk.size_mb * MB / CHUNKS)):
+        written += write_session(chunk.out, session)
+        files += 1 + len(session.subagents)
+    return written, files, gen.expected.days, gen.features
+
+
 def generate(
-    out: Path, size_mb: float, seed: int = 1, *, resume: float = 0.05, no_request_id: float = 0.01
+    out: Path,
+    size_mb: float,
+    seed: int = 1,
+    *,
+    resume: float = 0.05,
+    no_request_id: float = 0.01,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Write the corpus under ``out``; returns (and writes to ``corpus.json``) its manifest.
 
     ``resume`` is the share of sessions that resume the one before, ``no_request_id`` the share
-    of responses written without a ``requestId``: raise them to see these shapes in a small corpus.
+    of responses written without a ``requestId``: raise them to see these shapes in a small
+    corpus. ``jobs`` processes (default: the cores) write the chunks; the bytes do not depend on it.
     """
-    gen = Gen(seed, resume, no_request_id)
-    files = written = 0
-    first: Session | None = None
-    for session in sessions(gen, size_mb):
-        written += write_session(out, session)
-        files += 1 + len(session.subagents)
-        first = first or session
+    chunks = [Chunk(out, seed, i, size_mb, resume, no_request_id) for i in range(CHUNKS)]
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1 or size_mb < 16:
+        parts = [write_chunk(c) for c in chunks]
+    else:
+        with multiprocessing.get_context("fork").Pool(min(jobs, CHUNKS)) as pool:
+            parts = pool.map(write_chunk, chunks, chunksize=1)
+    expected = Expected()
+    features: Counter[str] = Counter()
+    for _, _, days, counted in parts:
+        features.update(counted)
+        for day, models in days.items():
+            target = expected.days.setdefault(day, {})
+            for model, counts in models.items():
+                row = target.setdefault(model, [0, 0, 0, 0])
+                target[model] = [a + b for a, b in zip(row, counts, strict=True)]
     manifest = {
         "generator": "benchmarks/trace_corpus.py",
+        "version": VERSION,
         "seed": seed,
         "resume": resume,
         "no_request_id": no_request_id,
         "size_mb": size_mb,
-        "bytes": written,
-        "files": files,
-        "features": dict(sorted(gen.features.items())),
-        "expected_daily_utc": {day: gen.expected.days[day] for day in sorted(gen.expected.days)},
+        "bytes": sum(p[0] for p in parts),
+        "files": sum(p[1] for p in parts),
+        "features": dict(sorted(features.items())),
+        "expected_daily_utc": {day: expected.days[day] for day in sorted(expected.days)},
     }
     (out / "corpus.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
@@ -541,9 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--size-mb", type=float, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=None, help="processes (default: the cores)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    manifest = generate(args.out, args.size_mb, args.seed)
+    manifest = generate(args.out, args.size_mb, args.seed, jobs=args.jobs)
     elapsed = time.perf_counter() - started
     print(
         f"{args.out}: {manifest['bytes'] / MB:.1f} MB in {manifest['files']} files, {elapsed:.1f} s",
