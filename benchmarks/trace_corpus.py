@@ -1,6 +1,6 @@
 """Generate a Claude Code transcript corpus in the shape Claude Code 1.x/2.x writes it.
 
-    python benchmarks/trace_corpus.py OUT_DIR --size-mb 100 [--seed 1]
+    python benchmarks/trace_corpus.py OUT_DIR --size-mb 100 [--seed 1] [--jobs N]
 
 writes ``OUT_DIR/projects/<project>/<session>.jsonl`` and, for sessions that spawned
 subagents, ``OUT_DIR/projects/<project>/<session>/subagents/agent-<id>.jsonl`` (every line
@@ -10,13 +10,16 @@ messages (thinking, text and tool_use blocks), user tool_result lines with their
 ``toolUseResult`` (a Task result carries the subagent's usage summary, a trap for readers that
 look for ``"usage"`` anywhere), system lines, ``<synthetic>`` zero-usage API-error lines and,
 in the parent, ``agent_progress`` copies of subagent messages (same message and request id, so
-they must be counted once). 5 % of assistant messages are streamed as 2-4 lines with the same
-``message.id``/``requestId`` and growing usage (the last line is the largest).
+they must be counted once). Timestamps span 60 days from 2026-09-01 (sessions cross midnight).
+5 % of assistant messages are streamed as 2-4 lines with the same ``message.id``/``requestId``
+and growing usage (the last line is the largest); 1 % have no ``requestId``; 5 % of sessions
+resume the one before (its lines copied first under the new session id: counted once where
+they have a ``requestId``, again where they do not, as ccusage does).
 
-The same seed and size give the same bytes. ``OUT_DIR/corpus.json`` (outside ``projects/``,
-so no reader sees it) records the parameters and the expected usage per UTC day and model under
-ccusage 20.0.24's rules (docs/ccusage-semantics.md): each message counted once, with its largest
-usage.
+The same seed and size give the same bytes, on any number of cores (8 fixed chunks, each from
+its own seed, written in parallel). ``OUT_DIR/corpus.json`` (outside ``projects/``, so no reader
+sees it) records the parameters, how often each tricky shape was written (``features``) and the
+expected usage per UTC day and model under ccusage 20.0.24's rules (docs/ccusage-semantics.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """`tackroom usage daily --harness claude-code` against ccusage 20.0.24, the peer people use today.
 
-Three kinds of check:
+Two kinds of check:
 
 - a generated corpus (benchmarks/trace_corpus.py: projects, sessions, subagents, streamed
-  duplicates, agent_progress copies) read by both tools: equal per day and per model, to the
-  token; and ccusage equal to what the generator says it should count;
+  duplicates, agent_progress copies, resumed sessions, responses without requestId; the test
+  checks it holds each) read by both tools: equal per day and per model, to the token; and
+  ccusage equal to what the generator says it should count;
 - hand-made edge cases (docs/ccusage-semantics.md), each pinned to what ccusage 20.0.24
   answers: one test proves each pin against the real ccusage, one holds tackroom to it (so
   tackroom is checked even where ccusage is not installed).
