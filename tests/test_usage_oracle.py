@@ -20,12 +20,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -628,3 +631,54 @@ def test_the_comparison_can_fail() -> None:
         with pytest.raises(AssertionError):
             check()
     assert_same({D: {S: (1, 2, 3, 4), "unknown": (0, 0, 0, 0)}}, want, "x")
+
+
+# --- random mixes, ccusage as the oracle ------------------------------------------------------
+
+FILES = (P, Q, "projects/q/s1.jsonl", "projects/p/s1/subagents/agent-1.jsonl", "projects/p/deep/x/y.jsonl")
+STAMPS = (
+    T,
+    "2026-11-01T10:00:01.000Z",
+    "2026-11-01T23:59:59Z",
+    "2026-11-02T00:30:00.000+02:00",
+    "2026-11-03T08:00:00Z",
+)
+
+
+@st.composite
+def transcript_line(draw: st.DrawFn) -> tuple[str, str]:
+    """(file, line): ids from small pools so that duplicates happen, counts sometimes missing."""
+    counts = st.integers(min_value=0, max_value=5000)
+    usage: dict[str, Any] = {"input_tokens": draw(counts), "output_tokens": draw(counts)}
+    for key in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        if draw(st.booleans()):
+            usage[key] = draw(counts)
+    if draw(st.integers(0, 5)) == 0:
+        five, hour = draw(counts), draw(counts)
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": five, "ephemeral_1h_input_tokens": hour}
+    extra: dict[str, Any] = {}
+    if draw(st.integers(0, 3)) == 0:
+        extra["isSidechain"] = draw(st.booleans())
+    text = line(
+        draw(st.sampled_from(("m1", "m2", "msg_01a", None))),
+        draw(st.sampled_from(("r1", "r2", None))),
+        model=draw(st.sampled_from((S, S, "claude-haiku-4-5", "claude-opus-4-1", None, "<synthetic>"))),
+        usage=usage,
+        ts=draw(st.sampled_from(STAMPS)),
+        sid=draw(st.sampled_from(("s1", "s2", None))),
+        **extra,
+    )
+    return draw(st.sampled_from(FILES)), text
+
+
+@needs_ccusage
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(transcript_line(), min_size=1, max_size=14))
+def test_tackroom_equals_ccusage_on_random_mixes(lines: list[tuple[str, str]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        files: dict[str, list[str]] = {}
+        for path, text in lines:
+            files.setdefault(path, []).append(text)
+        root = build(Case({p: jsonl(*texts) for p, texts in files.items()}, {}), work / "claude")
+        assert_same(run_tackroom(work, root), run_ccusage(work, root), "tackroom")
