@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 MB = 1024 * 1024
-VERSION = 2  # bump when the bytes a seed gives change: cached corpora are regenerated
+VERSION = 3  # bump when the bytes a seed gives change: cached corpora are regenerated
 START = datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC)
 WINDOW_S = 60 * 86400
 MODELS = (
@@ -95,6 +95,7 @@ class Gen:
         lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
         self.text = "\n".join(lines)
         self.expected = Expected()
+        self.recounted = Expected()  # what ccusage counts twice: resumed copies without a requestId
         self.features: Counter[str] = Counter()  # how often each tricky shape was written
 
     def blob(self, mean: int) -> str:
@@ -462,6 +463,7 @@ def resume(gen: Gen, session: Session, earlier: Session) -> None:
                 gen.features["copies without requestId (counted again)"] += 1
                 when = datetime.datetime.strptime(record["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z")
                 gen.expected.add(when, message["model"], message["usage"])
+                gen.recounted.add(when, message["model"], message["usage"])
     session.now, session.parent = earlier.now, earlier.parent
 
 
@@ -515,15 +517,18 @@ class Chunk:
     no_request_id: float
 
 
-def write_chunk(chunk: Chunk) -> tuple[int, int, dict[str, dict[str, list[int]]], Counter[str]]:
-    """One of the ``CHUNKS`` independent parts: (bytes, files, expected usage, features)."""
+Days = dict[str, dict[str, list[int]]]
+
+
+def write_chunk(chunk: Chunk) -> tuple[int, int, Days, Counter[str], Days]:
+    """One of the ``CHUNKS`` independent parts: (bytes, files, expected usage, features, recounted)."""
     gen = Gen(f"{chunk.seed}/{chunk.index}", chunk.resume, chunk.no_request_id)
     projects = project_names(chunk.seed, chunk.size_mb)
     files = written = 0
     for session in sessions(gen, projects, int(chunk.size_mb * MB / CHUNKS)):
         written += write_session(chunk.out, session)
         files += 1 + len(session.subagents)
-    return written, files, gen.expected.days, gen.features
+    return written, files, gen.expected.days, gen.features, gen.recounted.days
 
 
 def generate(
@@ -548,15 +553,16 @@ def generate(
     else:
         with multiprocessing.get_context("fork").Pool(min(jobs, CHUNKS)) as pool:
             parts = pool.map(write_chunk, chunks, chunksize=1)
-    expected = Expected()
+    expected, recounted = Expected(), Expected()
     features: Counter[str] = Counter()
-    for _, _, days, counted in parts:
+    for _, _, days, counted, again in parts:
         features.update(counted)
-        for day, models in days.items():
-            target = expected.days.setdefault(day, {})
-            for model, counts in models.items():
-                row = target.setdefault(model, [0, 0, 0, 0])
-                target[model] = [a + b for a, b in zip(row, counts, strict=True)]
+        for total, part in ((expected, days), (recounted, again)):
+            for day, models in part.items():
+                target = total.days.setdefault(day, {})
+                for model, counts in models.items():
+                    row = target.setdefault(model, [0, 0, 0, 0])
+                    target[model] = [a + b for a, b in zip(row, counts, strict=True)]
     manifest = {
         "generator": "benchmarks/trace_corpus.py",
         "version": VERSION,
@@ -568,6 +574,8 @@ def generate(
         "files": sum(p[1] for p in parts),
         "features": dict(sorted(features.items())),
         "expected_daily_utc": {day: expected.days[day] for day in sorted(expected.days)},
+        # Counted by ccusage again (in expected_daily_utc), by tackroom once: expected minus this.
+        "recounted_daily_utc": {day: recounted.days[day] for day in sorted(recounted.days)},
     }
     (out / "corpus.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return manifest

@@ -39,6 +39,8 @@ from tackroom.trace.discover import Source
 from tackroom.trace.model import (
     R_INPUT,
     R_KEY,
+    R_UNKNOWN,
+    SIDECHAIN,
     Cursor,
     SessionMeta,
     TraceIssue,
@@ -157,7 +159,8 @@ def read_file(task: Task) -> Done:
 
 
 def dedupe(rows: list[Row]) -> list[Row]:
-    """Each call's key once: of its lines, the one with the largest total wins (the first of equals).
+    """Each call's key once: of its lines, one that is not a side chain's copy, then the one with the
+    largest total, wins (the first of equals).
 
     A streamed message's usage only grows as it is written (Claude Code writes
     the message once per content block), so the largest is the final count;
@@ -174,13 +177,17 @@ def dedupe(rows: list[Row]) -> list[Row]:
         if place is None:
             at[key] = len(out)
             out.append(row)
-        elif _total(row) > _total(out[place]):
+        elif rank(row) > rank(out[place]):
             out[place] = row
     return out
 
 
-def _total(row: Row) -> int:
-    return sum(v for v in row[R_INPUT : R_INPUT + 4] if isinstance(v, int))
+def rank(row: Row) -> tuple[int, ...]:
+    """How a copy of a call compares with another: not a side chain's first, then the larger total,
+    then (for equal totals) more of the dearer tokens: output, cache writes, input."""
+    figures = [v if isinstance(v, int) else 0 for v in row[R_INPUT : R_INPUT + 4]]
+    side = 0 if row[R_UNKNOWN] & SIDECHAIN else 1
+    return (side, sum(figures), figures[1], figures[3], figures[0])
 
 
 def merge_meta(old: SessionMeta, new: SessionMeta) -> SessionMeta:

@@ -119,11 +119,16 @@ UsageRow = list[Any]
 cache_read, cache_write, reasoning, unknown]`` (``unknown``: a bit mask over
 :data:`~tackroom.trace.events.FIGURES`)."""
 R_LINE, R_TS, R_MODEL, R_KEY, R_SESSION, R_INPUT, R_UNKNOWN = 0, 1, 2, 3, 4, 5, 10
+FIGURE_BITS = (1 << len(FIGURES)) - 1
+"""The bits of a row's last field that say which figures are unknown."""
+SIDECHAIN = 1 << 8
+"""Set in a row's last field when the call was logged as a copy in a side chain (a subagent's line): of
+two rows of one call, the other one wins."""
 
 
 def row_usage(row: UsageRow) -> Usage:
     """The :class:`~tackroom.trace.events.Usage` a row holds (the inverse of :func:`usage_row`)."""
-    mask = row[R_INPUT + len(FIGURES)]
+    mask = row[R_UNKNOWN] & FIGURE_BITS
     unknown = frozenset(name for n, name in enumerate(FIGURES) if mask & (1 << n))
     i, o, cr, cw, r = row[R_INPUT : R_INPUT + len(FIGURES)]
     return Usage(i, o, cr, cw, r, unknown=unknown)

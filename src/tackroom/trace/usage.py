@@ -32,7 +32,8 @@ from tackroom.errors import TraceError
 from tackroom.prices import ModelPrices, PriceBook
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
 from tackroom.trace.index import TraceIndex
-from tackroom.trace.model import R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS
+from tackroom.trace.index import rank as index_rank
+from tackroom.trace.model import FIGURE_BITS, R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS, R_UNKNOWN
 
 Group = Literal["daily", "monthly", "session", "model"]
 GROUPS: tuple[Group, ...] = ("daily", "monthly", "session", "model")
@@ -58,7 +59,7 @@ class Sums:
             if value is not None:
                 values[n] += value
                 reported[n] += 1
-        self.unknown |= row[R_INPUT + _N]
+        self.unknown |= row[R_UNKNOWN] & FIGURE_BITS
 
     def add(self, other: Sums) -> None:
         self.calls += other.calls
@@ -201,57 +202,70 @@ def _build(
     days = _Days(tz)
     group = options.group
     since, until = options.since, options.until
-    seen: set[int] = set()
     rows: dict[str, _Row] = {}
     book = prices if prices is not None else (PriceBook.default() if options.cost else None)
     model_prices: dict[str, ModelPrices | None] = {}
     harness_of_session: dict[str, str] = {}
+
+    def add(owner: str, call: list[Any]) -> None:
+        day = days.day(call[R_TS]) if group in ("daily", "monthly") or since or until else NO_TIME
+        if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
+            return
+        model = call[R_MODEL] or "unknown"
+        if group == "daily":
+            bucket = day
+        elif group == "monthly":
+            bucket = day[:7] if day != NO_TIME else NO_TIME
+        elif group == "session":
+            bucket = call[R_SESSION] or "unknown"
+            harness_of_session.setdefault(bucket, owner)
+        else:
+            bucket = model
+        row = rows.get(bucket)
+        if row is None:
+            row = rows[bucket] = _Row()
+        sums = row.models.get(model)
+        if sums is None:
+            sums = row.models[model] = ModelSums()
+        sums.sums.add_row(call)
+        if book is None:
+            return
+        i, o, cr, cw = call[R_INPUT], call[R_INPUT + 1], call[R_INPUT + 2], call[R_INPUT + 3]
+        if i is None or o is None:
+            sums.unpriced += 1
+            return
+        cr, cw = cr or 0, cw or 0
+        if model not in model_prices:
+            model_prices[model] = book.lookup(model)
+        found = model_prices[model]
+        k = found.price_class(i + cr + cw) if found is not None else 0
+        totals = sums.classes.get(k)
+        if totals is None:
+            totals = sums.classes[k] = [0, 0, 0, 0]
+        totals[0] += i
+        totals[1] += o
+        totals[2] += cr
+        totals[3] += cw
+
+    # A call logged in several files (a resumed session's copied history, a subagent's messages copied
+    # into its parent's log) counts once: its first pass finds which keys are in more than one file;
+    # of those, the copy that was not a side chain's, then the one with the largest total, counts.
+    several = _keys_in_several_files(index, options.harness)
+    best: dict[int, tuple[tuple[int, ...], str, list[Any]]] = {}
     for owner, calls in _rows(index, options.harness):
         for call in calls:
             call_key = call[R_KEY]
-            if call_key is not None:
+            if call_key is not None and several:
                 digest = hash((owner, call_key))
-                if digest in seen:
+                if digest in several:
+                    rank = index_rank(call)
+                    known = best.get(digest)
+                    if known is None or rank > known[0]:
+                        best[digest] = (rank, owner, call)
                     continue
-                seen.add(digest)
-            day = days.day(call[R_TS]) if group in ("daily", "monthly") or since or until else NO_TIME
-            if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
-                continue
-            model = call[R_MODEL] or "unknown"
-            if group == "daily":
-                bucket = day
-            elif group == "monthly":
-                bucket = day[:7] if day != NO_TIME else NO_TIME
-            elif group == "session":
-                bucket = call[R_SESSION] or "unknown"
-                harness_of_session.setdefault(bucket, owner)
-            else:
-                bucket = model
-            row = rows.get(bucket)
-            if row is None:
-                row = rows[bucket] = _Row()
-            sums = row.models.get(model)
-            if sums is None:
-                sums = row.models[model] = ModelSums()
-            sums.sums.add_row(call)
-            if book is None:
-                continue
-            i, o, cr, cw = call[R_INPUT], call[R_INPUT + 1], call[R_INPUT + 2], call[R_INPUT + 3]
-            if i is None or o is None:
-                sums.unpriced += 1
-                continue
-            cr, cw = cr or 0, cw or 0
-            if model not in model_prices:
-                model_prices[model] = book.lookup(model)
-            found = model_prices[model]
-            k = found.price_class(i + cr + cw) if found is not None else 0
-            totals = sums.classes.get(k)
-            if totals is None:
-                totals = sums.classes[k] = [0, 0, 0, 0]
-            totals[0] += i
-            totals[1] += o
-            totals[2] += cr
-            totals[3] += cw
+            add(owner, call)
+    for _, owner, call in best.values():
+        add(owner, call)
     if book is not None:
         book.save()
     out_rows = []
@@ -289,6 +303,17 @@ def _build(
         "rows": out_rows,
         "totals": {**grand.to_json(), "cost_usd": _money(grand_cost if book is not None else None)},
     }
+
+
+def _keys_in_several_files(index: TraceIndex, harness: str | None) -> set[int]:
+    """The calls (by hash of harness and key) that more than one file holds: usually none or a few."""
+    seen: set[int] = set()
+    several: set[int] = set()
+    for owner, calls in _rows(index, harness):
+        here = {hash((owner, call[R_KEY])) for call in calls if call[R_KEY] is not None}
+        several |= here & seen
+        seen |= here
+    return several
 
 
 def _cost(entry: ModelSums, found: ModelPrices | None) -> Decimal | None:

@@ -8,10 +8,12 @@ and whatever a new release adds) is kept as a raw record. Each line has the
 
 A streamed assistant message is written as one line per content block, each
 with the same ``message.id`` and the usage so far: the call's key is its
-message id (with the request id where the line has one), so a report counts
-it once, with its last figures. Lines Claude Code made up itself (model
-``<synthetic>``: "No response requested.", an API error shown as a message)
-were not model calls and carry no usage.
+message id, so a report counts it once, with its final (largest) figures. A
+resumed session's copied history, a side question's replay and a subagent's
+message copied into a ``progress`` line carry the same id, and count once too.
+Lines Claude Code made up itself (model ``<synthetic>``: "No response
+requested.", an API error shown as a message) were not model calls and carry
+no usage.
 
 Subagents write their own files: ``<session>/subagents/agent-<id>.jsonl``
 (2.x; older releases put ``agent-<id>.jsonl`` beside the session), every line
@@ -48,6 +50,7 @@ from tackroom.trace.model import (
     R_KEY,
     R_MODEL,
     R_UNKNOWN,
+    SIDECHAIN,
     Cursor,
     SessionMeta,
     TraceEvent,
@@ -190,9 +193,10 @@ class ClaudeTranscripts(TranscriptReader):
         if session:
             state.setdefault("session", session)
             return session
-        # A summary line names no session: it belongs to the file's.
+        # A line that names no session (a summary, an old release's) is the file's: the file is named
+        # after its session.
         known = state.get("session")
-        return known if isinstance(known, str) else path.stem if data.get("type") == "summary" else None
+        return known if isinstance(known, str) else path.stem
 
 
 def _assistant(
@@ -246,13 +250,21 @@ def _rows(
     raw = message.get("usage")
     if not isinstance(raw, dict) or message.get("model") == SYNTHETIC:
         return  # Claude Code's own stand-in message ("No response requested."): no model was called
+    if raw.get("speed") == "fast" and model is not None:
+        model = (
+            f"{model}-fast"  # fast mode: the same model at another price, reported apart (as ccusage does)
+        )
     row = _row(raw, session, number, timestamp, model, None)
     if row is None:
         return
+    if data.get("isSidechain") is True:
+        row[R_UNKNOWN] |= SIDECHAIN
     message_id = message.get("id")
-    if isinstance(message_id, str):
-        request = data.get("requestId") or data.get("requestRef")
-        row[R_KEY] = f"{message_id}:{request}" if isinstance(request, str) and request else message_id
+    if isinstance(message_id, str) and message_id:
+        # The API's message id names one response: every line holding it (a streamed block, a resumed
+        # session's copy, a side question's replay, a subagent's message copied into a progress line)
+        # is that one call. The request id adds nothing (and 2.1.3xx writes requestRef instead).
+        row[R_KEY] = message_id
     yield row
     steps = raw.get("iterations")
     if not steps or not isinstance(steps, list):
