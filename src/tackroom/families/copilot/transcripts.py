@@ -83,7 +83,10 @@ class CopilotTranscripts(TranscriptReader):
         timestamp = str_or_none(record.get("timestamp"))
         if kind == "session.start" and "session" not in state:
             state["session"] = _nonempty(data.get("sessionId"))
-        main = _nonempty(state.get("session")) or path.parent.name
+        # events.jsonl sits in a directory named after the session (older releases wrote <session>.jsonl).
+        main = _nonempty(state.get("session")) or (
+            path.parent.name if path.name == "events.jsonl" else path.stem
+        )
         agent = _nonempty(record.get("agentId"))
         session = f"agent-{agent}" if agent else main
         if kind == "subagent.started" and agent:
