@@ -308,7 +308,13 @@ def _part(
         return
     if usage_only:
         return
-    if kind == "text" and isinstance(text := part.get("text"), str) and text:
+    # A synthetic text is opencode's own (a file's content it attached): not what anyone wrote.
+    if (
+        kind == "text"
+        and isinstance(text := part.get("text"), str)
+        and text
+        and part.get("synthetic") is not True
+    ):
         yield (UserText(text=text) if role == "user" else AssistantText(text=text)), None
     elif kind == "tool":
         state = obj(part.get("state"))
