@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tackroom.families import get_family
 from tackroom.families.copilot.transcripts import CopilotTranscripts
 from tackroom.trace.events import ErrorEvent, Record, SessionStarted, UsageReport
@@ -149,3 +152,21 @@ def test_a_truncated_last_line_waits_for_the_rest(tmp_path: Path) -> None:
     with path.open("a") as handle:
         handle.write(whole[50:] + "\n")
     assert [u.key for u in _usage(_read(path, cursor))] == [f"{SESSION}:1"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=400), st.integers(min_value=0, max_value=60000))
+def test_random_bytes_never_crash_and_the_fast_path_agrees(
+    tmp_path_factory: Any, junk: bytes, cut: int
+) -> None:
+    path = tmp_path_factory.mktemp("copilot") / SESSION / "events.jsonl"
+    path.parent.mkdir()
+    data = RESUMED.read_bytes()
+    path.write_bytes(data[:cut] + junk + b"\n" + data[cut:])
+    full = _read(path)
+    assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in full)
+
+    def keyed(items: list[TraceItem]) -> list[Any]:
+        return [(u.session_id, u.key, u.event.to_json()) for u in _usage(items)]
+
+    assert keyed(_read(path, usage_only=True)) == keyed(full)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tackroom.families import get_family
 from tackroom.families.opencode.transcripts import OpencodeTranscripts, iso
@@ -179,3 +181,14 @@ def test_times_are_iso_and_a_wild_one_is_none() -> None:
     assert iso(1796131262454) == "2026-12-01T13:21:02.454Z"
     assert iso(10**20) is None
     assert iso("1796131262454") is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.binary(min_size=1, max_size=2000), st.integers(min_value=0, max_value=360000))
+def test_a_damaged_store_is_an_issue_never_a_crash(tmp_path_factory: Any, junk: bytes, at: int) -> None:
+    path = tmp_path_factory.mktemp("opencode") / "opencode.db"
+    data = (GOLDEN / "files" / "opencode.db").read_bytes()
+    path.write_bytes(data[:at] + junk + data[at + len(junk) :])
+    items = _read(path)
+    assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in items)
+    assert all(i.path == path for i in items if isinstance(i, TraceIssue))

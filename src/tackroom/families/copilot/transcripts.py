@@ -48,7 +48,7 @@ from tackroom.trace.events import (
 )
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
 
-_USAGE_NEEDLES = (b'"session.usage_record"', b'"subagent.started"')
+_USAGE_NEEDLES = (b'"session.usage_record"', b'"subagent.started"', b'"session.start"')
 
 
 def _nonempty(value: Any) -> str | None:
