@@ -123,3 +123,15 @@ def test_random_bytes_never_crash_and_the_fast_path_agrees(
         ]
 
     assert usage(_read(path, usage_only=True)) == usage(full)
+
+
+def test_a_huge_answer_is_read_in_bounded_pieces(tmp_path: Path, monkeypatch: Any) -> None:
+    import tackroom.families.aider.transcripts as module
+
+    monkeypatch.setattr(module, "MAX_TEXT", 100)
+    path = tmp_path / ".aider.chat.history.md"
+    body = "\n".join(f"line {n:03d} of a long answer" for n in range(30))
+    path.write_text(HEAD + "\n" + body + "\n\n\n\n> Tokens: 5 sent, 1 received.  \n", encoding="utf-8")
+    answers = [text for kind, text in _events(_read(path)) if kind == "assistant_text"]
+    assert len(answers) > 1 and all(len(a) < 200 for a in answers)
+    assert "\n".join(answers) == body

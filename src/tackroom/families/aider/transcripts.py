@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tackroom.families.base import MAX_TEXT
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
@@ -61,6 +62,8 @@ _TOKENS = re.compile(
 )
 _ERROR = re.compile(r"(?:litellm\.)?\w*(?:Error|Exception)\b")
 _USAGE_NEEDLES = (b"# aider chat started at ", b"> Tokens: ", b"odel: ")
+_MAX_BLANK = 100
+"""Blank lines kept between two lines of an answer; more are one paragraph break as good as any."""
 
 
 def _count(text: str | None) -> int | str | None:
@@ -105,6 +108,10 @@ class _Block:
     start: tuple[int, int]
     """The cursor before it: where the next read starts when it is not whole yet."""
     lines: list[str] = field(default_factory=list)
+    count: int = 0
+    """The log lines it spans so far (blank ones included)."""
+    size: int = 0
+    """Characters held, bounded by ``MAX_TEXT``: a longer answer is read as several."""
 
 
 class AiderTranscripts(TranscriptReader):
@@ -126,16 +133,22 @@ class AiderTranscripts(TranscriptReader):
             text = raw.decode("utf-8", "replace").rstrip("\r")
             kind = _kind(text)
             # An input is one run of "####" lines; an answer runs on over blank lines (its paragraphs).
-            gap = block is not None and block.kind == "user" and number > block.line + len(block.lines)
+            gap = block is not None and block.kind == "user" and number > block.line + block.count
             if block is not None and (kind != block.kind or gap):
                 yield from self._flush(block, state, usage_only)
                 block = None
             if kind in ("user", "answer") and not usage_only:
+                if block is not None and block.size > MAX_TEXT:
+                    yield from self._flush(block, state, usage_only)  # memory stays bounded
+                    block = None
                 if block is None:
                     block = _Block(kind, number, mark)
                 # lines() passes blank lines over: an answer's paragraph breaks come back from the numbers.
-                block.lines.extend([""] * (number - block.line - len(block.lines)))
+                blank = number - block.line - block.count
+                block.lines.extend([""] * min(blank, _MAX_BLANK))
                 block.lines.append(text[5:-2] if kind == "user" else text)
+                block.count += blank + 1
+                block.size += len(text) + min(blank, _MAX_BLANK) + 1
             elif kind == "header":
                 yield from self._header(path, number, text, cursor, raw, state, meta)
             elif kind == "notice":
