@@ -173,3 +173,23 @@ def test_random_bytes_never_crash(tmp_path_factory: Any, junk: bytes, cut: int) 
     items = _read(path)
     assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in items)
     assert _read(path, usage_only=True) is not None
+
+
+def test_omps_title_rewritten_in_place_is_seen_on_the_next_read(tmp_path: Path) -> None:
+    source = next((GOLDEN / "omp-resume-18.2.3" / "files").rglob("*.jsonl"))
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    cursor = Cursor()
+    [before] = [i for i in _read(path, cursor) if isinstance(i, SessionMeta)]
+    assert before.title is None  # omp writes "" until it has one
+    data = path.read_bytes()
+    first = data[: data.index(b"\n")]
+    title = json.loads(first)
+    title["title"] = "Fix the build"
+    title["pad"] = title["pad"][: len(title["pad"]) - len("Fix the build")]
+    line = json.dumps(title, separators=(",", ":")).encode()
+    assert len(line) == len(first)
+    path.write_bytes(line + data[len(first) :])
+    [after] = [i for i in _read(path, cursor) if isinstance(i, SessionMeta)]
+    assert after.title == "Fix the build"
+    assert after.session_id == "01a231c2-035b-76d6-95bf-1e5388269698"

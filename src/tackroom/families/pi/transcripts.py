@@ -29,6 +29,7 @@ zero cache write is no figure.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -53,6 +54,8 @@ from tackroom.trace.events import (
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
 
 _USAGE_NEEDLES = (b'"usage"', b'"type":"session"', b'"type": "session"')
+TITLE_LIMIT = 64 * 1024
+"""The most read of omp's title line when looking at it again."""
 _HEAD = 2
 """Lines always parsed on the fast path: omp's title line and the session header."""
 
@@ -80,6 +83,20 @@ def usage_of(data: Any) -> Usage:
     return Usage(**values, unknown=wrong)
 
 
+def _title(path: Path) -> str | None:
+    """The title on omp's first line, as it is now."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            first = handle.readline(TITLE_LIMIT)
+    except OSError:
+        return None
+    data = jsonl.parse(first)
+    if isinstance(data, str) or data.get("type") != "title":
+        return None
+    return str_or_none(data.get("title")) or None
+
+
 def _text(content: Any) -> str | None:
     """A message's text: a plain string, or its text blocks joined."""
     if isinstance(content, str):
@@ -95,6 +112,11 @@ class PiTranscripts(TranscriptReader):
     def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
         state = cursor.state
         meta: dict[str, SessionMeta] = {}
+        session = state.get("session")
+        if state.get("titled") and isinstance(session, str) and (title := _title(path)):
+            # omp rewrites its title line in place (its padding keeps the offsets): look again.
+            info = meta[session] = self._meta(session, state)
+            info.title = title
         needles = _USAGE_NEEDLES if usage_only else ()
         for item in jsonl.records(path, cursor, needles, head=_HEAD):
             if isinstance(item, tuple):
@@ -122,6 +144,7 @@ class PiTranscripts(TranscriptReader):
             if kind == "title" and number == 1:
                 # omp's title line comes before the header that names the session: kept until it arrives.
                 state["title"] = [number, timestamp, orjson.dumps(data).decode()]
+                state["titled"] = True
                 return
             session = session_of(path.name) or path.stem  # a file without a header: its name says
         info = meta.get(session)
