@@ -24,7 +24,8 @@ same in both files anyway.
 
 Usage is pi's own (:func:`~tackroom.families.pi.pi_usage`): ``input`` is
 already uncached, an all-zero usage (an aborted call) is not reported, and a
-zero cache write is no figure.
+zero cache write is no figure; a figure that is there but not a count is
+unknown. A call's key is its entry's id and time.
 """
 
 from __future__ import annotations
