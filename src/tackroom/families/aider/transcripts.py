@@ -34,6 +34,7 @@ line: until then the read stops before it and takes it up next time.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -164,7 +165,8 @@ class AiderTranscripts(TranscriptReader):
     @staticmethod
     def _ends_blank(path: Path, cursor: Cursor) -> bool:
         try:
-            with path.open("rb") as handle:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "rb") as handle:
                 handle.seek(max(cursor.offset - 2, 0))
                 return handle.read(3) == b"\n\n"
         except OSError:
