@@ -19,16 +19,19 @@ same call written again counts once.
 A subagent runs inside the same file: its lines carry a top-level
 ``agentId``. They are a session of their own, ``agent-<agentId>``, whose
 parent is the file's session and whose agent is the name ``subagent.started``
-gives.
+gives. The session's title is the ``name`` in the ``workspace.yaml`` beside
+its log.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
 from tackroom.families.copilot import record_usage, tool_output
@@ -48,7 +51,27 @@ from tackroom.trace.events import (
 )
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
 
+WORKSPACE_LIMIT = 64 * 1024
+"""The largest ``workspace.yaml`` read (a few hundred bytes are written)."""
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _USAGE_NEEDLES = (b'"session.usage_record"', b'"subagent.started"', b'"session.start"')
+
+
+def workspace_name(path: Path) -> str | None:
+    """The session's name in its ``workspace.yaml`` (its first prompt, or the name a user gave it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            text = handle.read(WORKSPACE_LIMIT + 1)
+    except OSError:
+        return None
+    if len(text) > WORKSPACE_LIMIT:
+        return None
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    return _nonempty(obj(data).get("name"))
 
 
 def _nonempty(value: Any) -> str | None:
@@ -67,6 +90,9 @@ class CopilotTranscripts(TranscriptReader):
                 yield from self._line(path, item[0], item[1], state, meta, usage_only)
             else:
                 yield item
+        for info in meta.values():
+            if info.parent_id is None and info.title is None and path.name == "events.jsonl":
+                info.title = workspace_name(path.with_name("workspace.yaml"))
         yield from meta.values()
 
     def _line(
