@@ -218,7 +218,7 @@ class _Store:
             " WHERE session_id = ? ORDER BY time_created, id",
             (session,),
         )
-        for number, message_id, time, text in messages.fetchall():
+        for number, message_id, time, text in messages:
             data = _json(text)
             if isinstance(data, str):
                 yield TraceIssue(self.path, number, f"message {message_id}: {data}")
@@ -257,7 +257,7 @@ class _Store:
                 "SELECT rowid, id, time_created, data FROM part WHERE message_id = ? ORDER BY id",
                 (message_id,),
             )
-        for part_row, part_id, part_time, text in parts.fetchall():
+        for part_row, part_id, part_time, text in parts:
             part = _json(text)
             if isinstance(part, str):
                 yield TraceIssue(self.path, part_row, f"part {part_id}: {part}")
@@ -277,7 +277,7 @@ class _Store:
             "SELECT rowid, type, time_created, data FROM session_message WHERE session_id = ? ORDER BY seq",
             (session,),
         )
-        for number, kind, time, text in rows.fetchall():
+        for number, kind, time, text in rows:
             data = _json(text)
             if isinstance(data, str):
                 yield TraceIssue(self.path, number, f"session_message: {data}")
