@@ -110,6 +110,10 @@ def test_wrong_types_are_unknown_or_ignored_never_a_crash(tmp_path: Path) -> Non
         {"type": "message", "id": 7, "timestamp": 12, "message": "not an object"},
         {"type": "message", "message": {"role": "assistant", "content": "text", "usage": [1, 2]}},
         {"type": ["session"], "id": {}},
+        {
+            "type": "message",
+            "message": {"role": "user", "content": [{"type": "text"}, {"type": "text", "text": 5}]},
+        },
         "[1, 2, 3]",
         "not json",
     )
@@ -117,7 +121,7 @@ def test_wrong_types_are_unknown_or_ignored_never_a_crash(tmp_path: Path) -> Non
     [(_, usage)] = _usage(items)
     assert usage["input"] == usage["output"] == usage["cache_read"] == "unknown"
     issues = [i for i in items if isinstance(i, TraceIssue)]
-    assert [i.line for i in issues] == [6, 7]
+    assert [i.line for i in issues] == [7, 8]
     assert all(i.path == path for i in issues)
 
 
