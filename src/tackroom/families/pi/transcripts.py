@@ -102,8 +102,8 @@ def _text(content: Any) -> str | None:
     """A message's text: a plain string, or its text blocks joined."""
     if isinstance(content, str):
         return content
-    texts = [b.get("text") for b in seq(content) if isinstance(b, dict) and b.get("type") == "text"]
-    texts = [t for t in texts if isinstance(t, str)]
+    blocks = [b for b in seq(content) if isinstance(b, dict) and b.get("type") == "text"]
+    texts = [t for b in blocks if isinstance(t := b.get("text"), str)]
     return "".join(texts) if texts else None
 
 
