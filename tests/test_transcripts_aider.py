@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tackroom.families import get_family
 from tackroom.families.aider.transcripts import AiderTranscripts, tokens_usage
+from tackroom.mock.script import Script, Turn, Usage
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
 
 GOLDEN = Path(__file__).parent / "golden" / "aider" / "transcripts"
@@ -70,6 +73,12 @@ def test_rounded_counts_are_unknown_never_a_guess() -> None:
     }
     exact = tokens_usage("Tokens: 999 sent, 100 cache write, 200 cache hit, 12k received.")
     assert exact is not None and exact.input == 699 and exact.state("output") == "unknown"
+    hit_only = tokens_usage("Tokens: 900 sent, 200 cache hit, 5 received.")
+    assert hit_only is not None and (hit_only.input, hit_only.cache_write) == (700, 0)
+    none = tokens_usage("Tokens: 900 sent, 5 received.")
+    assert (
+        none is not None and none.state("input") == "unknown" and none.state("cache_read") == "not_reported"
+    )
     assert tokens_usage("Tokens: lots sent") is None
 
 
@@ -135,3 +144,32 @@ def test_a_huge_answer_is_read_in_bounded_pieces(tmp_path: Path, monkeypatch: An
     answers = [text for kind, text in _events(_read(path)) if kind == "assistant_text"]
     assert len(answers) > 1 and all(len(a) < 200 for a in answers)
     assert "\n".join(answers) == body
+
+
+def test_the_real_harness_history_holds_the_usage_it_printed(tmp_path: Path) -> None:
+    data = os.environ.get("TACKROOM_TEST_DATA")
+    if not data:
+        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    from tackroom.run.runner import run
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    small = Usage(input=700, output=20, cache_read=0, cache_write=0)
+    script = Script([Turn.reply("first paragraph\n\nsecond paragraph", usage=small)])
+    environ = {**os.environ, "XDG_DATA_HOME": data}
+    result = run(
+        "aider",
+        "say it",
+        workdir=workdir,
+        mock=script,
+        runs_dir=tmp_path / "runs",
+        environ=environ,
+        timeout_s=180,
+    )
+    assert result.ok, result.error
+    items = _read(workdir / ".aider.chat.history.md")
+    [usage] = [i for i in items if isinstance(i, TraceEvent) and i.event.kind == "usage"]
+    figures = usage.event.usage  # type: ignore[attr-defined]
+    assert figures.state("output") == result.usage.state("output") == 20
+    assert figures.state("input") == "unknown"  # "700 sent" may hold cached tokens aider did not print
+    assert ("assistant_text", "first paragraph\n\nsecond paragraph") in _events(items)

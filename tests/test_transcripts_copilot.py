@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tackroom.families import get_family
 from tackroom.families.copilot.transcripts import CopilotTranscripts
+from tackroom.mock.script import Script, Turn
 from tackroom.trace.events import ErrorEvent, Record, SessionStarted, UsageReport
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
 
@@ -170,3 +173,34 @@ def test_random_bytes_never_crash_and_the_fast_path_agrees(
         return [(u.session_id, u.key, u.event.to_json()) for u in _usage(items)]
 
     assert keyed(_read(path, usage_only=True)) == keyed(full)
+
+
+def test_the_real_harness_log_holds_the_usage_its_run_reported(tmp_path: Path) -> None:
+    data = os.environ.get("TACKROOM_TEST_DATA")
+    if not data:
+        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    from tackroom.run.runner import run
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    script = Script([Turn.call("shell", {"command": "echo hi > out.txt"}), Turn.reply("DONE")])
+    environ = {**os.environ, "XDG_DATA_HOME": data}
+    result = run(
+        "copilot",
+        "run the shell",
+        workdir=workdir,
+        mock=script,
+        options={"auto_accept": True},
+        runs_dir=tmp_path / "runs",
+        environ=environ,
+        timeout_s=120,
+    )
+    assert result.ok, result.error
+    log = result.run_dir / "home" / ".copilot" / "session-state" / str(result.session_id) / "events.jsonl"
+    items = _read(log)
+    usage = [u.event.usage for u in _usage(items)]  # type: ignore[attr-defined]
+    assert len(usage) == 2
+    total = usage[0] + usage[1]
+    for figure in ("input", "output", "cache_read", "reasoning"):
+        assert total.state(figure) == result.usage.state(figure), figure
+    assert [m.title for m in items if isinstance(m, SessionMeta)] == ["run the shell"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from tackroom.families import get_family
 from tackroom.families.opencode.transcripts import OpencodeTranscripts, iso
+from tackroom.mock.script import Script, Turn
 from tackroom.trace.events import Record, UsageReport
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
 
@@ -192,3 +194,35 @@ def test_a_damaged_store_is_an_issue_never_a_crash(tmp_path_factory: Any, junk: 
     items = _read(path)
     assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in items)
     assert all(i.path == path for i in items if isinstance(i, TraceIssue))
+
+
+def test_the_real_harness_store_holds_the_usage_its_stream_reported(tmp_path: Path) -> None:
+    data = os.environ.get("TACKROOM_TEST_DATA")
+    if not data:
+        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    from tackroom.run.runner import run
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    script = Script([Turn.call("shell", {"command": "echo hi > out.txt"}), Turn.reply("DONE")])
+    environ = {**os.environ, "XDG_DATA_HOME": data}
+    result = run(
+        "opencode",
+        "run the shell",
+        workdir=workdir,
+        mock=script,
+        options={"auto_accept": True},
+        runs_dir=tmp_path / "runs",
+        environ=environ,
+        timeout_s=180,
+    )
+    assert result.ok, result.error
+    store = result.run_dir / "home" / ".local" / "share" / "opencode" / "opencode.db"
+    before = _digests(store)
+    items = _read(store)
+    assert _digests(store) == before
+    usage = [u.event.usage for u in _usage(items) if u.session_id == result.session_id]  # type: ignore[attr-defined]
+    assert len(usage) == 2
+    total = usage[0] + usage[1]
+    for figure in ("input", "output", "cache_read", "cache_write", "reasoning"):
+        assert total.state(figure) == result.usage.state(figure), figure

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tackroom.families import get_family
 from tackroom.families.pi.transcripts import PiTranscripts, session_of
+from tackroom.mock.script import Script, Turn
 from tackroom.trace.events import Record, UsageReport
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
 
@@ -197,3 +200,36 @@ def test_omps_title_rewritten_in_place_is_seen_on_the_next_read(tmp_path: Path) 
     [after] = [i for i in _read(path, cursor) if isinstance(i, SessionMeta)]
     assert after.title == "Fix the build"
     assert after.session_id == "01a231c2-035b-76d6-95bf-1e5388269698"
+
+
+SCRIPT = Script([Turn.call("shell", {"command": "echo hi > out.txt"}), Turn.reply("DONE")])
+
+
+def _real(name: str, tmp_path: Path) -> tuple[Any, list[TraceItem]]:
+    """Run the real harness against the mock, then read the session log it wrote in its run's home."""
+    data = os.environ.get("TACKROOM_TEST_DATA")
+    if not data:
+        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    from tackroom.run.runner import run
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    environ = {**os.environ, "XDG_DATA_HOME": data}
+    result = run(
+        name, "run the shell", workdir=workdir, mock=SCRIPT, runs_dir=tmp_path / "runs", environ=environ
+    )
+    assert result.ok, result.error
+    agent = "pi" if name == "pi" else "omp"
+    [log] = (result.run_dir / "home" / f".{agent}" / "agent" / "sessions").glob("*/*.jsonl")
+    return result, _read(log)
+
+
+@pytest.mark.parametrize("name", ["pi", "omp"])
+def test_the_real_harness_log_holds_the_usage_its_stream_reported(name: str, tmp_path: Path) -> None:
+    result, items = _real(name, tmp_path)
+    usage = [i.event.usage for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
+    total = sum(usage[1:], usage[0])
+    for figure in ("input", "output", "cache_read"):
+        assert total.state(figure) == result.usage.state(figure), figure
+    [meta] = [i for i in items if isinstance(i, SessionMeta)]
+    assert meta.session_id == result.session_id

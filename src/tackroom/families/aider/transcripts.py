@@ -16,12 +16,15 @@ message, continuations included): it becomes one usage report, keyed by the
 session and its line. Aider rounds a count of 1000 or more (``1.2k``): such a
 figure is unknown, never a guess. ``sent`` is the prompt with its cached part
 (and, on Anthropic, the cache write aider adds to it), so the uncached input
-is ``sent`` less ``cache hit`` and ``cache write``; a cache figure aider does
-not print (it prints none of zero, and none at all on OpenAI's wire) is not
-reported. With streaming (aider's default; ``tackroom run`` passes
-``--no-stream``) the counts are aider's own estimate, and the log does not say
-which it was. The weak model's calls (commit messages, summaries) are not in
-the log.
+is ``sent`` less ``cache hit`` and ``cache write``. Aider prints a cache
+figure only when it is not zero, and only for providers that name their cache
+figures their own way (Anthropic, DeepSeek): with one of them printed the
+other is zero; with neither, the prompt may hold cached tokens aider did not
+print (OpenAI's wire), so the uncached input is unknown and the cache figures
+are not reported (as the family's stream parser has it). With streaming
+(aider's default; ``tackroom run`` passes ``--no-stream``) the counts are
+aider's own estimate, and the log does not say which it was. The weak model's
+calls (commit messages, summaries) are not in the log.
 
 The log has no time but the session's start: every event of a session
 carries it. A session's id is its start time and the byte offset of its
@@ -80,15 +83,20 @@ def tokens_usage(notice: str) -> Usage | None:
     if found is None:
         return None
     sent, write, hit, received = (_count(found.group(n)) for n in range(1, 5))
+    # Aider prints a cache figure only when it is not zero, and only for a provider that names its
+    # cache figures its own way: with one printed, the other is a zero; with none, the prompt may
+    # hold cached tokens no one printed (OpenAI's wire), so its uncached part is unknown.
+    cached = write is not None or hit is not None
+    if cached:
+        write, hit = write or 0, hit or 0
     unknown = {
         name
         for name, value in (("cache_write", write), ("cache_read", hit), ("output", received))
         if value == "rounded"
     }
-    parts = (sent, write, hit)
-    if any(value == "rounded" for value in parts):
+    fresh: int | None = None
+    if not cached or "rounded" in (sent, write, hit):
         unknown.add("input")
-        fresh = None
     else:
         fresh = int(sent or 0) - int(write or 0) - int(hit or 0)
     return Usage(
