@@ -146,10 +146,18 @@ def test_a_huge_answer_is_read_in_bounded_pieces(tmp_path: Path, monkeypatch: An
     assert "\n".join(answers) == body
 
 
+def _installed(harness: str) -> str:
+    """The data dir where the real harness is installed (as tests/real has it), else the test is skipped."""
+    root = Path(__file__).resolve().parents[1]
+    data = os.environ.get("TACKROOM_TEST_DATA") or str(root / ".cache" / "tackroom-test")
+    if not (Path(data) / "tackroom" / "harnesses" / harness).is_dir():
+        pytest.skip(f"{harness} is not installed under {data}")
+    return data
+
+
+@pytest.mark.real
 def test_the_real_harness_history_holds_the_usage_it_printed(tmp_path: Path) -> None:
-    data = os.environ.get("TACKROOM_TEST_DATA")
-    if not data:
-        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    data = _installed("aider")
     from tackroom.run.runner import run
 
     workdir = tmp_path / "work"

@@ -175,10 +175,18 @@ def test_random_bytes_never_crash_and_the_fast_path_agrees(
     assert keyed(_read(path, usage_only=True)) == keyed(full)
 
 
+def _installed(harness: str) -> str:
+    """The data dir where the real harness is installed (as tests/real has it), else the test is skipped."""
+    root = Path(__file__).resolve().parents[1]
+    data = os.environ.get("TACKROOM_TEST_DATA") or str(root / ".cache" / "tackroom-test")
+    if not (Path(data) / "tackroom" / "harnesses" / harness).is_dir():
+        pytest.skip(f"{harness} is not installed under {data}")
+    return data
+
+
+@pytest.mark.real
 def test_the_real_harness_log_holds_the_usage_its_run_reported(tmp_path: Path) -> None:
-    data = os.environ.get("TACKROOM_TEST_DATA")
-    if not data:
-        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    data = _installed("copilot")
     from tackroom.run.runner import run
 
     workdir = tmp_path / "work"

@@ -196,10 +196,18 @@ def test_a_damaged_store_is_an_issue_never_a_crash(tmp_path_factory: Any, junk: 
     assert all(i.path == path for i in items if isinstance(i, TraceIssue))
 
 
+def _installed(harness: str) -> str:
+    """The data dir where the real harness is installed (as tests/real has it), else the test is skipped."""
+    root = Path(__file__).resolve().parents[1]
+    data = os.environ.get("TACKROOM_TEST_DATA") or str(root / ".cache" / "tackroom-test")
+    if not (Path(data) / "tackroom" / "harnesses" / harness).is_dir():
+        pytest.skip(f"{harness} is not installed under {data}")
+    return data
+
+
+@pytest.mark.real
 def test_the_real_harness_store_holds_the_usage_its_stream_reported(tmp_path: Path) -> None:
-    data = os.environ.get("TACKROOM_TEST_DATA")
-    if not data:
-        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    data = _installed("opencode")
     from tackroom.run.runner import run
 
     workdir = tmp_path / "work"

@@ -207,16 +207,20 @@ SCRIPT = Script([Turn.call("shell", {"command": "echo hi > out.txt"}), Turn.repl
 
 def _real(name: str, tmp_path: Path) -> tuple[Any, list[TraceItem]]:
     """Run the real harness against the mock, then read the session log it wrote in its run's home."""
-    data = os.environ.get("TACKROOM_TEST_DATA")
-    if not data:
-        pytest.skip("TACKROOM_TEST_DATA names no installed harnesses")
+    data = _installed(name)
     from tackroom.run.runner import run
 
     workdir = tmp_path / "work"
     workdir.mkdir()
     environ = {**os.environ, "XDG_DATA_HOME": data}
     result = run(
-        name, "run the shell", workdir=workdir, mock=SCRIPT, runs_dir=tmp_path / "runs", environ=environ
+        name,
+        "run the shell",
+        workdir=workdir,
+        mock=SCRIPT,
+        runs_dir=tmp_path / "runs",
+        environ=environ,
+        timeout_s=120,
     )
     assert result.ok, result.error
     agent = "pi" if name == "pi" else "omp"
@@ -224,6 +228,16 @@ def _real(name: str, tmp_path: Path) -> tuple[Any, list[TraceItem]]:
     return result, _read(log)
 
 
+def _installed(harness: str) -> str:
+    """The data dir where the real harness is installed (as tests/real has it), else the test is skipped."""
+    root = Path(__file__).resolve().parents[1]
+    data = os.environ.get("TACKROOM_TEST_DATA") or str(root / ".cache" / "tackroom-test")
+    if not (Path(data) / "tackroom" / "harnesses" / harness).is_dir():
+        pytest.skip(f"{harness} is not installed under {data}")
+    return data
+
+
+@pytest.mark.real
 @pytest.mark.parametrize("name", ["pi", "omp"])
 def test_the_real_harness_log_holds_the_usage_its_stream_reported(name: str, tmp_path: Path) -> None:
     result, items = _real(name, tmp_path)
