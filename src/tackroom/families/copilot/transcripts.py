@@ -122,11 +122,12 @@ class CopilotTranscripts(TranscriptReader):
         info = meta.get(session)
         if info is None:
             info = meta[session] = SessionMeta(session)
-            if agent:
-                info.parent_id = main
+            if agent:  # a subagent works where its session does
+                info.parent_id, info.cwd = main, str_or_none(state.get("cwd"))
                 info.agent = str_or_none(obj(state.get("agents")).get(agent))
         if kind in ("session.start", "session.resume"):
             info.cwd = str_or_none(obj(data.get("context")).get("cwd")) or info.cwd
+            state["cwd"] = info.cwd
         model = _nonempty(data.get("model"))
         if kind == "session.usage_record":
             usage = obj(data.get("usage"))
