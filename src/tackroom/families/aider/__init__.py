@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tackroom.families.base import Family, Lines, StreamParser
 from tackroom.trace.events import (
@@ -41,6 +42,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 _BANNER = re.compile(r"Aider v\d")
 _MODEL = re.compile(r"(?:Main model|Model): (?P<model>\S+) with (?P<format>\S+) edit format")
@@ -189,6 +193,11 @@ class Aider(Family):
 
     def parser(self) -> StreamParser:
         return AiderTextParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.aider.transcripts import AiderTranscripts
+
+        return AiderTranscripts()
 
 
 FAMILY = Aider()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.errors import UnsafePathError
 from tackroom.families.base import (
@@ -47,6 +47,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 MAX_LOG_LINE = 4 * 1024 * 1024
 """The longest session-log line read (a usage record is a few hundred bytes)."""
@@ -209,6 +212,11 @@ class Copilot(Family):
 
     def parser(self) -> StreamParser:
         return CopilotStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.copilot.transcripts import CopilotTranscripts
+
+        return CopilotTranscripts()
 
     def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """Per-call usage from this run's session log (``session-state/<session id>/events.jsonl``).

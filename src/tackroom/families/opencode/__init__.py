@@ -19,7 +19,7 @@ figure at all (Anthropic Messages has none), so a zero there is not a count.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import MAX_TEXT, Family, StreamParser, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
@@ -33,6 +33,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 #: A tool part in one of these states has run; "pending" and "running" have not.
 _DONE = frozenset({"completed", "error"})
@@ -164,6 +167,11 @@ class Opencode(Family):
 
     def parser(self) -> StreamParser:
         return OpencodeStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.opencode.transcripts import OpencodeTranscripts
+
+        return OpencodeTranscripts()
 
 
 FAMILY = Opencode()

@@ -28,7 +28,7 @@ so reasoning is not reported.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, str_or_none, tolerant
 from tackroom.trace.events import (
@@ -42,6 +42,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 _FAILED = ("error", "aborted")
 """Assistant ``stopReason`` values of a model call that did not complete."""
@@ -200,6 +203,11 @@ class Pi(Family):
 
     def parser(self) -> StreamParser:
         return PiStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.pi.transcripts import PiTranscripts
+
+        return PiTranscripts()
 
 
 FAMILY = Pi()
