@@ -313,3 +313,20 @@ def test_a_directory_that_cannot_be_listed_is_reported_even_as_root(projects: Pa
         "cannot be" in i.message and "File name too long" in i.message for i in report.issues
     )
     assert by_day(daily(refresh=False)) == {"2026-11-01": (1, 1, 0, 0, 1)}
+
+
+def test_a_database_log_changes_when_its_write_ahead_log_does(tmp_path: Path) -> None:
+    """opencode's new rows sit in opencode.db-wal until a checkpoint: the index must see them."""
+    from tackroom.trace.discover import Root, walk
+
+    db = tmp_path / "opencode.db"
+    db.write_bytes(b"x" * 100)
+    root = Root("opencode", tmp_path, "opencode.db", sidecars=("-wal",))
+    (before,) = list(walk(root, []))
+    (tmp_path / "opencode.db-wal").write_bytes(b"y" * 7)
+    (after,) = list(walk(root, []))
+    assert after.size == before.size + 7 and after.path == db
+    assert [s.path.name for s in walk(Root("opencode", tmp_path, "*"), [])] == [
+        "opencode.db",
+        "opencode.db-wal",
+    ]

@@ -125,7 +125,7 @@ def scan(
         families.setdefault(harness, adapters[harness].family)
     report = _index(where.env, db).scan(sources, families=families, jobs=jobs, progress=progress)
     report.issues = issues
-    report.roots = [[str(root.path), root.glob] for root in roots]
+    report.roots = [[str(root.path), root.glob, *root.sidecars] for root in roots]
     report.harnesses = sorted(families)
     for name in report.harnesses:
         report.templates += transcripts(adapters[name])[0]

@@ -46,6 +46,8 @@ class Root:
     glob: str
     run_id: str | None = None
     """The run whose isolated home this is (None: the user's own home)."""
+    sidecars: tuple[str, ...] = ()
+    """Endings of files beside each log that are part of it (see ``TranscriptReader.sidecars``)."""
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,11 @@ def readable(adapters: AdapterSet, harness: str | None = None) -> list[Adapter]:
 def home_roots(adapter: Adapter, env: Mapping[str, str], home: Path, workdir: Path) -> list[Root]:
     """``adapter``'s roots in the user's own home (``workdir`` for logs kept in a project, like aider's)."""
     roots, glob = transcripts(adapter)
+    extra = sidecars(adapter)
     return [
-        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=str(workdir)), glob)
+        Root(
+            adapter.name, expand_path(root, env=env, home=str(home), workdir=str(workdir)), glob, None, extra
+        )
         for root in roots
     ]
 
@@ -87,6 +92,7 @@ def home_roots(adapter: Adapter, env: Mapping[str, str], home: Path, workdir: Pa
 def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> list[Root]:
     """``adapter``'s roots in one run's isolated home, with the relocation defaults a run sets."""
     roots, glob = transcripts(adapter)
+    extra = sidecars(adapter)
     home = run_dir / "home"
     env = {"HOME": str(home)}
     relocations: Mapping[str, str] = adapter.effective.get("home", {})
@@ -94,9 +100,17 @@ def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> l
         env[name] = str(expand_path(default, env={}, home=str(home), workdir=str(run_dir)))
     place = str(workdir) if workdir is not None else str(run_dir / "work-unknown")
     return [
-        Root(adapter.name, expand_path(root, env=env, home=str(home), workdir=place), glob, run_dir.name)
+        Root(
+            adapter.name, expand_path(root, env=env, home=str(home), workdir=place), glob, run_dir.name, extra
+        )
         for root in roots
     ]
+
+
+def sidecars(adapter: Adapter) -> tuple[str, ...]:
+    """The endings of the files beside each of ``adapter``'s logs that are part of it."""
+    reader = get_family(adapter.family).transcripts()
+    return reader.sidecars if reader is not None else ()
 
 
 def transcripts(adapter: Adapter) -> tuple[list[str], str]:
@@ -198,6 +212,18 @@ def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
             if stat.S_ISDIR(info.st_mode):
                 stack.append((entry.path, name + "/"))
             elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
-                yield Source(
-                    root.harness, Path(entry.path), root.run_id, info.st_size, info.st_mtime_ns, info.st_ino
-                )
+                size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
+                yield Source(root.harness, Path(entry.path), root.run_id, size, mtime, info.st_ino)
+
+
+def with_sidecars(path: str, size: int, mtime_ns: int, endings: tuple[str, ...]) -> tuple[int, int]:
+    """A log's size and time with its sidecars': their sum and the latest (so a change to either shows)."""
+    for ending in endings:
+        try:
+            info = os.lstat(path + ending)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            size += info.st_size
+            mtime_ns = max(mtime_ns, info.st_mtime_ns)
+    return size, mtime_ns

@@ -79,11 +79,11 @@ def _glob(directory: Path) -> list[Path]:
 
 
 def files(roots: Sequence[Sequence[str]]) -> Iterator[tuple[str, int, int, int]]:
-    """``(path, size, mtime_ns, inode)`` of every log under ``roots`` (``[path, glob]`` pairs),
+    """``(path, size, mtime_ns, inode)`` of every log under ``roots`` (``[path, glob, *sidecars]``),
     found exactly as :func:`tackroom.trace.discover.walk` finds them."""
     from tackroom._glob import glob_regex
 
-    for base, glob in roots:
+    for base, glob, *endings in roots:
         pattern = glob_regex(glob)
         try:
             top = os.lstat(base)
@@ -107,7 +107,15 @@ def files(roots: Sequence[Sequence[str]]) -> Iterator[tuple[str, int, int, int]]
                 if stat.S_ISDIR(info.st_mode):
                     stack.append((entry.path, name + "/"))
                 elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
-                    yield entry.path, info.st_size, info.st_mtime_ns, info.st_ino
+                    size, mtime = info.st_size, info.st_mtime_ns
+                    for ending in endings:  # as discover.with_sidecars (not imported: it loads the families)
+                        try:
+                            extra = os.lstat(entry.path + ending)
+                        except OSError:
+                            continue
+                        if stat.S_ISREG(extra.st_mode):
+                            size, mtime = size + extra.st_size, max(mtime, extra.st_mtime_ns)
+                    yield entry.path, size, mtime, info.st_ino
 
 
 def remember(db: sqlite3.Connection, key: str, plan: dict[str, Any]) -> None:

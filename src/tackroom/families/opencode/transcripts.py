@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -129,11 +130,16 @@ def snapshot(path: Path) -> Iterator[sqlite3.Connection]:
         OSError: the database (or its log) cannot be read, or kept changing while it was copied.
         sqlite3.Error: it is not a database SQLite can open.
     """
-    if path.is_symlink():
-        raise OSError(f"{path.name} is a symbolic link: not followed")
+    for part in (path, path.with_name(path.name + "-wal")):
+        try:
+            info = part.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise OSError(f"{part.name} is a symbolic link: not followed")
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{part.name} is not a regular file")  # a FIFO would block the open forever
     wal = path.with_name(path.name + "-wal")
-    if wal.is_symlink():
-        raise OSError(f"{wal.name} is a symbolic link: not followed")
     if not (_stat(wal) or (0, 0))[0]:
         uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
         with closing(sqlite3.connect(uri, uri=True)) as db:
@@ -159,6 +165,7 @@ class OpencodeTranscripts(TranscriptReader):
 
     incremental = False
     suffixes = (".db",)
+    sidecars = ("-wal",)
 
     def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
         try:
