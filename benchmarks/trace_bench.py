@@ -69,7 +69,7 @@ def ccusage_bin() -> Path:
 
 def corpus(size_mb: int, seed: int) -> tuple[Path, int]:
     """The cached corpus of ``size_mb`` (generated once) and its size in bytes."""
-    root = CACHE / "trace-corpus" / f"{size_mb}mb-seed{seed}"
+    root = CACHE / "trace-corpus" / f"{size_mb}mb-seed{seed}-ids"
     manifest = root / "corpus.json"
     fresh = manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("version") == (
         trace_corpus.VERSION
@@ -78,7 +78,9 @@ def corpus(size_mb: int, seed: int) -> tuple[Path, int]:
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         started = time.perf_counter()
-        trace_corpus.generate(root, size_mb, seed)
+        # Every response with its requestId, as Claude Code 1.x and 2.0 write them: the shapes where
+        # both tools mean the same (docs/ccusage-semantics.md, "Where tackroom departs").
+        trace_corpus.generate(root, size_mb, seed, no_request_id=0.0)
         print(f"generated {root} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return root, int(json.loads(manifest.read_text(encoding="utf-8"))["bytes"])
 
@@ -303,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="write the table to RESULTS.md")
     parser.add_argument(
         "--tackroom",
-        default=f"{sys.executable} -m tackroom",
+        default=str(Path(sys.executable).with_name("tackroom")),
         help="the tackroom command (space-separated argv)",
     )
     args = parser.parse_args(argv)

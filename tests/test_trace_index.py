@@ -330,3 +330,22 @@ def test_a_database_log_changes_when_its_write_ahead_log_does(tmp_path: Path) ->
         "opencode.db",
         "opencode.db-wal",
     ]
+
+
+def test_days_in_a_half_hour_zone_split_inside_the_hour(projects: Path) -> None:
+    """Reports add up folds of a quarter hour: in UTC+05:30 the day ends at 18:30 UTC, mid-hour."""
+    write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T18:29:59.000Z", "msg_a", u(1, 1)),
+        line("s1", "2026-11-01T18:30:00.000Z", "msg_b", u(2, 2)),
+        line("s1", "2026-11-01T18:44:00.000Z", "msg_c", u(4, 4)),
+    )
+    india = api.usage("daily", harness="claude-code", timezone="Asia/Kolkata")
+    assert by_day(india) == {"2026-11-01": (1, 1, 0, 0, 1), "2026-11-02": (6, 6, 0, 0, 2)}
+    write(
+        projects / "p" / "s2.jsonl",
+        line("s2", "2026-11-03T18:14:59.000Z", "msg_d", u(8, 8)),
+        line("s2", "2026-11-03T18:15:00.000Z", "msg_e", u(16, 16)),
+    )
+    nepal = api.usage("daily", harness="claude-code", timezone="Asia/Kathmandu", since="2026-11-03")  # +05:45
+    assert by_day(nepal) == {"2026-11-03": (8, 8, 0, 0, 1), "2026-11-04": (16, 16, 0, 0, 1)}

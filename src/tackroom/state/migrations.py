@@ -110,7 +110,8 @@ def m002_capability_rows_by_adapter(db: sqlite3.Connection) -> None:
 @migration
 def m003_trace_index(db: sqlite3.Connection) -> None:
     # What tackroom has read of each harness's session logs, so a repeat report reads only new bytes.
-    # A file's usage rows are one JSON array (read and written whole: one row per file, not per call).
+    # A file's usage rows are one JSON array (read and written whole: one row per file, not per call),
+    # with their call keys and their fold (tackroom.trace.summary) beside them.
     db.execute(
         """
         CREATE TABLE trace_files (
@@ -126,6 +127,8 @@ def m003_trace_index(db: sqlite3.Connection) -> None:
             line INTEGER NOT NULL,
             state TEXT NOT NULL,
             usage BLOB NOT NULL,
+            keys BLOB NOT NULL,
+            summary BLOB NOT NULL,
             issues TEXT NOT NULL,
             read_at TEXT NOT NULL
         )

@@ -47,6 +47,7 @@ from tackroom.trace.model import (
     TranscriptReader,
     UsageRow,
 )
+from tackroom.trace.summary import fold
 from tackroom.values import iso
 
 HEAD = 1024
@@ -87,6 +88,9 @@ class Done:
     sessions: list[dict[str, Any]]
     issues: list[list[Any]]
     more_issues: int = 0
+    keys: list[str] = field(default_factory=list)
+    entries: list[list[Any]] = field(default_factory=list)
+    """The rows folded (:func:`tackroom.trace.summary.fold`), in the worker that read them."""
 
 
 _READERS: dict[str, TranscriptReader] = {}
@@ -144,6 +148,8 @@ def read_file(task: Task) -> Done:
     if not task.head or restarted:
         # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
         head = head_of(task.path, min(HEAD, max(cursor.offset, 1))) if reader.incremental else head
+    rows = dedupe(rows)
+    keys, entries = fold(rows) if restarted or not task.head else ([], [])  # grown: folded when merged
     return Done(
         task.path,
         restarted,
@@ -151,10 +157,12 @@ def read_file(task: Task) -> Done:
         cursor.line,
         cursor.state,
         head,
-        dedupe(rows),
+        rows,
         [meta.to_json() for meta in sessions.values()],
         issues,
         more,
+        keys,
+        entries,
     )
 
 
@@ -356,9 +364,13 @@ class TraceIndex:
                 ).fetchone()
                 rows = done.rows
                 issues: list[Any] = done.issues
+                keys, entries = done.keys, done.entries
                 if old is not None and not done.restarted:
                     rows = dedupe([*orjson.loads(old[1]), *rows])
                     issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
+                    keys, entries = fold(rows)
+                elif old is None and not done.restarted:
+                    keys, entries = fold(rows)
                 values = (
                     source.harness,
                     source.run_id,
@@ -370,14 +382,16 @@ class TraceIndex:
                     done.line,
                     orjson.dumps(done.state).decode(),
                     orjson.dumps(rows),
+                    orjson.dumps(keys),
+                    orjson.dumps(entries),
                     orjson.dumps(issues).decode(),
                     stamp,
                 )
                 if old is None:
                     file_id = db.execute(
                         "INSERT INTO trace_files (harness, run_id, size, mtime_ns, inode, head, offset, "
-                        "line, state, usage, issues, read_at, path) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "line, state, usage, keys, summary, issues, read_at, path) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (*values, done.path),
                     ).lastrowid
                     assert file_id is not None
@@ -385,7 +399,8 @@ class TraceIndex:
                     file_id = old[0]
                     db.execute(
                         "UPDATE trace_files SET harness = ?, run_id = ?, size = ?, mtime_ns = ?, inode = ?, "
-                        "head = ?, offset = ?, line = ?, state = ?, usage = ?, issues = ?, read_at = ? "
+                        "head = ?, offset = ?, line = ?, state = ?, usage = ?, keys = ?, summary = ?, "
+                        "issues = ?, read_at = ? "
                         "WHERE id = ?",
                         (*values, file_id),
                     )

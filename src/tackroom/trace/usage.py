@@ -33,7 +33,19 @@ from tackroom.prices import ModelPrices, PriceBook
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
 from tackroom.trace.index import TraceIndex
 from tackroom.trace.index import rank as index_rank
-from tackroom.trace.model import FIGURE_BITS, R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS, R_UNKNOWN
+from tackroom.trace.model import R_KEY
+from tackroom.trace.summary import (
+    BIG,
+    E_ALONE,
+    E_CALLS,
+    E_MODEL,
+    E_REPORTED,
+    E_SESSION,
+    E_SLOT,
+    E_SUMS,
+    E_UNKNOWN,
+    fold,
+)
 
 Group = Literal["daily", "monthly", "session", "model"]
 GROUPS: tuple[Group, ...] = ("daily", "monthly", "session", "model")
@@ -51,15 +63,13 @@ class Sums:
     unknown: int = 0
     """Bit mask of figures some call reported in part (unknown whatever the others say)."""
 
-    def add_row(self, row: list[Any]) -> None:
-        self.calls += 1
-        values, reported = self.values, self.reported
+    def add_entry(self, entry: list[Any]) -> None:
+        """Add a fold of calls (:mod:`tackroom.trace.summary`)."""
+        self.calls += entry[E_CALLS]
         for n in range(_N):
-            value = row[R_INPUT + n]
-            if value is not None:
-                values[n] += value
-                reported[n] += 1
-        self.unknown |= row[R_UNKNOWN] & FIGURE_BITS
+            self.values[n] += entry[E_SUMS + n]
+            self.reported[n] += entry[E_REPORTED + n]
+        self.unknown |= entry[E_UNKNOWN]
 
     def add(self, other: Sums) -> None:
         self.calls += other.calls
@@ -135,31 +145,30 @@ def zone(name: str | None) -> tzinfo | None:
 
 
 class _Days:
-    """Timestamps to local days, cached per hour (the zone's offset changes on the hour, at most)."""
+    """Times to local days: a UTC quarter hour (an entry's slot) or a time as written, each found once."""
 
     def __init__(self, tz: tzinfo | None) -> None:
         self._tz = tz
         self._cache: dict[str, str] = {}
 
-    def day(self, ts: Any) -> str:
-        if not isinstance(ts, str) or len(ts) < 13:
+    def of_slot(self, when: Any) -> str:
+        """The day of an entry's slot: ``2026-11-01T10:45`` (a UTC quarter hour) or a time as written."""
+        if not isinstance(when, str):
             return NO_TIME
-        # The zone's offset changes on the hour at most: one parse per hour of a log, not per line.
-        zulu = ts.endswith("Z")
-        if zulu:
-            found = self._cache.get(ts[:13])
-            if found is not None:
-                return found
+        found = self._cache.get(when)
+        if found is None:
+            text = f"{when}:00+00:00" if len(when) == 16 and when[10] == "T" else when
+            found = self._cache[when] = self.day(text)
+        return found
+
+    def day(self, ts: str) -> str:
         try:
             moment = datetime.fromisoformat(ts)
         except ValueError:
             return NO_TIME  # not a time (an invalid date such as Feb 30 included)
         if moment.tzinfo is None:
             return NO_TIME  # a time without a zone is not an instant: its day is not known
-        day = moment.astimezone(self._tz).date().isoformat()
-        if zulu:
-            self._cache[ts[:13]] = day
-        return day
+        return moment.astimezone(self._tz).date().isoformat()
 
 
 def usage_report(index: TraceIndex, options: UsageOptions, prices: PriceBook | None = None) -> dict[str, Any]:
@@ -206,18 +215,19 @@ def _build(
     book = prices if prices is not None else (PriceBook.default() if options.cost else None)
     model_prices: dict[str, ModelPrices | None] = {}
     harness_of_session: dict[str, str] = {}
+    by_day = group in ("daily", "monthly") or since or until
 
-    def add(owner: str, call: list[Any]) -> None:
-        day = days.day(call[R_TS]) if group in ("daily", "monthly") or since or until else NO_TIME
+    def add(owner: str, entry: list[Any]) -> None:
+        day = days.of_slot(entry[E_SLOT]) if by_day else NO_TIME
         if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
             return
-        model = call[R_MODEL] or "unknown"
+        model = entry[E_MODEL] or "unknown"
         if group == "daily":
             bucket = day
         elif group == "monthly":
             bucket = day[:7] if day != NO_TIME else NO_TIME
         elif group == "session":
-            bucket = call[R_SESSION] or "unknown"
+            bucket = entry[E_SESSION] or "unknown"
             harness_of_session.setdefault(bucket, owner)
         else:
             bucket = model
@@ -227,18 +237,26 @@ def _build(
         sums = row.models.get(model)
         if sums is None:
             sums = row.models[model] = ModelSums()
-        sums.sums.add_row(call)
+        calls = entry[E_CALLS]
+        sums.sums.add_entry(entry)
         if book is None:
             return
-        i, o, cr, cw = call[R_INPUT], call[R_INPUT + 1], call[R_INPUT + 2], call[R_INPUT + 3]
-        if i is None or o is None:
-            sums.unpriced += 1
+        if entry[E_REPORTED] < calls or entry[E_REPORTED + 1] < calls:
+            sums.unpriced += calls  # an input or output figure missing: what they cost is not known
             return
-        cr, cw = cr or 0, cw or 0
         if model not in model_prices:
             model_prices[model] = book.lookup(model)
         found = model_prices[model]
-        k = found.price_class(i + cr + cw) if found is not None else 0
+        i, o, cr, cw = entry[E_SUMS : E_SUMS + 4]
+        if found is None:
+            k = 0
+        elif entry[E_ALONE]:
+            k = found.price_class(i + cr + cw)  # one call: its own tier
+        elif found.thresholds and found.thresholds[0] < BIG:
+            sums.unpriced += calls  # a tier below what folds keep apart: these calls cannot be priced
+            return
+        else:
+            k = 0
         totals = sums.classes.get(k)
         if totals is None:
             totals = sums.classes[k] = [0, 0, 0, 0]
@@ -248,24 +266,40 @@ def _build(
         totals[3] += cw
 
     # A call logged in several files (a resumed session's copied history, a subagent's messages copied
-    # into its parent's log) counts once: its first pass finds which keys are in more than one file;
-    # of those, the copy that was not a side chain's, then the one with the largest total, counts.
+    # into its parent's log) counts once: of its copies, the one that was not a side chain's, then the
+    # one with the largest total. Such files are added up from their rows; the rest from their folds.
     several = _keys_in_several_files(index, options.harness)
-    best: dict[int, tuple[tuple[int, ...], str, list[Any]]] = {}
-    for owner, calls in _rows(index, options.harness):
-        for call in calls:
-            call_key = call[R_KEY]
-            if call_key is not None and several:
-                digest = hash((owner, call_key))
-                if digest in several:
-                    rank = index_rank(call)
-                    known = best.get(digest)
-                    if known is None or rank > known[0]:
-                        best[digest] = (rank, owner, call)
-                    continue
-            add(owner, call)
-    for _, owner, call in best.values():
-        add(owner, call)
+    best: dict[tuple[str, str], tuple[tuple[int, ...], list[Any]]] = {}
+    query = "SELECT harness, summary, keys, usage FROM trace_files"
+    args: tuple[Any, ...] = ()
+    if options.harness is not None:
+        query += " WHERE harness = ?"
+        args = (options.harness,)
+    with index.db.connect() as db:
+        for owner, summary, keys, usage in db.execute(query + " ORDER BY path", args):
+            mine = several.get(owner)
+            if mine and not mine.isdisjoint(orjson.loads(keys)):
+                plain = []
+                for call in orjson.loads(usage):
+                    key = call[R_KEY]
+                    if key is not None and key in mine:
+                        rank = index_rank(call)
+                        known = best.get((owner, key))
+                        if known is None or rank > known[0]:
+                            best[(owner, key)] = (rank, call)
+                    else:
+                        plain.append(call)
+                entries = fold(plain)[1]
+            else:
+                entries = orjson.loads(summary)
+            for entry in entries:
+                add(owner, entry)
+    winners: dict[str, list[list[Any]]] = {}
+    for (owner, _), (_, call) in best.items():
+        winners.setdefault(owner, []).append(call)
+    for owner, calls in winners.items():
+        for entry in fold(calls)[1]:
+            add(owner, entry)
     if book is not None:
         book.save()
     out_rows = []
@@ -276,11 +310,11 @@ def _build(
         row_cost: Decimal | None = Decimal(0)
         models = []
         for model in sorted(rows[bucket].models):
-            entry = rows[bucket].models[model]
-            row_sums.add(entry.sums)
-            cost = _cost(entry, model_prices.get(model)) if book is not None else None
+            found = rows[bucket].models[model]
+            row_sums.add(found.sums)
+            cost = _cost(found, model_prices.get(model)) if book is not None else None
             row_cost = None if cost is None or row_cost is None else row_cost + cost
-            models.append({"model": model, **entry.sums.to_json(), "cost_usd": _money(cost)})
+            models.append({"model": model, **found.sums.to_json(), "cost_usd": _money(cost)})
         grand.add(row_sums)
         grand_cost = None if row_cost is None or grand_cost is None else grand_cost + row_cost
         item: dict[str, Any] = {
@@ -305,14 +339,23 @@ def _build(
     }
 
 
-def _keys_in_several_files(index: TraceIndex, harness: str | None) -> set[int]:
-    """The calls (by hash of harness and key) that more than one file holds: usually none or a few."""
-    seen: set[int] = set()
-    several: set[int] = set()
-    for owner, calls in _rows(index, harness):
-        here = {hash((owner, call[R_KEY])) for call in calls if call[R_KEY] is not None}
-        several |= here & seen
-        seen |= here
+def _keys_in_several_files(index: TraceIndex, harness: str | None) -> dict[str, set[str]]:
+    """Per harness, the call keys more than one of its files holds: usually none or a few."""
+    seen: dict[str, set[str]] = {}
+    several: dict[str, set[str]] = {}
+    query = "SELECT harness, keys FROM trace_files"
+    args: tuple[Any, ...] = ()
+    if harness is not None:
+        query += " WHERE harness = ?"
+        args = (harness,)
+    with index.db.connect() as db:
+        for owner, blob in db.execute(query, args):
+            here = set(orjson.loads(blob))
+            known = seen.setdefault(owner, set())
+            twice = here & known
+            if twice:
+                several.setdefault(owner, set()).update(twice)
+            known |= here
     return several
 
 
