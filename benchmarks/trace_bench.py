@@ -5,8 +5,11 @@ works on a fresh hard-linked copy of a corpus (the file that will grow is a real
 as whole processes:
 
 - ccusage cold: ``ccusage claude daily --json --offline --timezone UTC``;
-- tackroom first pass: ``tackroom usage daily --harness claude-code --json --timezone UTC``
-  with a fresh ``XDG_DATA_HOME`` (no index yet);
+- tackroom first pass, nothing cached: ``tackroom usage daily --harness claude-code --json
+  --timezone UTC`` with a fresh ``XDG_DATA_HOME`` and ``XDG_CACHE_HOME`` (as on a new machine: the
+  adapters resolved and ``genai-prices`` imported for the first time);
+- tackroom first pass: no index yet (a fresh ``XDG_DATA_HOME``), tackroom's own caches (resolved
+  adapters, model prices) as any earlier command leaves them;
 - tackroom repeat: the same again, nothing changed (the index answers);
 - tackroom after append: one session's worth of lines appended to one transcript.
 
@@ -118,6 +121,8 @@ class Sample:
     seconds: float
     rss: int
     stdout: str
+    single: int = 0
+    """The largest single process's peak RSS (wait4: the child and its reaped descendants, the max)."""
 
 
 def measure(argv: Sequence[str], env: dict[str, str]) -> Sample:
@@ -145,7 +150,7 @@ def measure(argv: Sequence[str], env: dict[str, str]) -> Sample:
             tail = err.read().decode(errors="replace")[-2000:]
             raise RuntimeError(f"{' '.join(argv[:4])}... failed ({proc.returncode}): {tail}")
         single = usage.ru_maxrss * 1024  # Linux: KiB; the child and its reaped descendants
-        return Sample(elapsed, max(peak[0], single), out.read().decode())
+        return Sample(elapsed, max(peak[0], single), out.read().decode(), single)
 
 
 # --- reading the two reports -----------------------------------------------------------------
@@ -204,7 +209,13 @@ def same(tackroom: str, ccusage: str) -> str:
 
 # --- the rounds ----------------------------------------------------------------------------
 
-STEPS = ("ccusage cold", "tackroom first pass", "tackroom repeat", "tackroom after append")
+STEPS = (
+    "ccusage cold",
+    "tackroom first pass, nothing cached",
+    "tackroom first pass",
+    "tackroom repeat",
+    "tackroom after append",
+)
 
 
 @dataclass
@@ -213,16 +224,22 @@ class Result:
     bytes: int
     seconds: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in STEPS})
     rss: dict[str, list[int]] = field(default_factory=lambda: {s: [] for s in STEPS})
+    single: dict[str, list[int]] = field(default_factory=lambda: {s: [] for s in STEPS})
     equal: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in STEPS})
     errors: list[str] = field(default_factory=list)
 
 
-def env_for(config: Path, data: Path, home: Path) -> dict[str, str]:
+WARM = CACHE / "trace-bench-caches"
+"""tackroom's own caches (resolved adapters, model prices) as any earlier command leaves them."""
+
+
+def env_for(config: Path, data: Path, home: Path, caches: Path | None = None) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "XDG_DATA_HOME": str(data),
         "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(caches or home / ".cache"),
         "CLAUDE_CONFIG_DIR": str(config),
         "TZ": "UTC",
     }
@@ -234,7 +251,8 @@ def one_round(
     grow = largest_transcript(source).relative_to(source)
     config = work / "claude"
     grown = linked_copy(source, config, grow)
-    env = env_for(config, work / "data", work / "home")
+    env = env_for(config, work / "data", work / "home", WARM)
+    cold_env = env_for(config, work / "cold-data", work / "home")  # no index, no caches at all
     (work / "home").mkdir()
     ccusage_argv = [str(ccusage), "claude", "daily", "--json", "--offline", "--timezone", "UTC"]
     tackroom_argv = [*tackroom, "usage", "daily", "--harness", "claude-code", "--json", "--timezone", "UTC"]
@@ -242,12 +260,14 @@ def one_round(
     def record(step: str, sample: Sample, reference: str | None) -> None:
         result.seconds[step].append(sample.seconds)
         result.rss[step].append(sample.rss)
+        result.single[step].append(sample.single)
         if reference is not None:
             result.equal[step].append(same(sample.stdout, reference))
 
     cold = measure(ccusage_argv, env)
     record("ccusage cold", cold, None)
     try:
+        record("tackroom first pass, nothing cached", measure(tackroom_argv, cold_env), cold.stdout)
         record("tackroom first pass", measure(tackroom_argv, env), cold.stdout)
         record("tackroom repeat", measure(tackroom_argv, env), cold.stdout)
         trace_corpus.append_session(grown, seed + 1000)
@@ -262,6 +282,10 @@ def run_size(size_mb: int, seed: int, runs: int, ccusage: Path, tackroom: list[s
     result = Result(size_mb, size)
     # Warm-up, not measured: both tools then read the corpus from the page cache alike.
     measure([str(ccusage), "claude", "daily", "--json", "--offline"], env_for(source, CACHE, CACHE))
+    with tempfile.TemporaryDirectory(prefix="trace-bench-warm-", dir=CACHE) as tmp:
+        # Warm tackroom's own caches the same way (adapters, the corpus's model prices), not its index.
+        warm = [*tackroom, "usage", "daily", "--harness", "claude-code", "--json"]
+        measure(warm, env_for(source, Path(tmp) / "data", Path(tmp), WARM))
     for n in range(runs):
         with tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE) as tmp:
             one_round(result, source, Path(tmp), seed + n, ccusage, tackroom)
@@ -273,23 +297,25 @@ def table(results: list[Result]) -> str:
     lines = [
         f"Machine: {machine()}; ccusage {CCUSAGE_VERSION} (native); median of the rounds.",
         "",
-        "| corpus | step | wall (ms) | MB/s | peak RSS, tree (MB) | equal to ccusage | vs ccusage cold |",
-        "|---|---|---:|---:|---:|---|---:|",
+        "| corpus | step | wall (ms) | MB/s | peak RSS, tree (MB) | largest process (MB) | equal to ccusage "
+        "| vs ccusage cold |",
+        "|---|---|---:|---:|---:|---:|---|---:|",
     ]
     for r in results:
         base = statistics.median(r.seconds["ccusage cold"]) if r.seconds["ccusage cold"] else None
         for step in STEPS:
             times = r.seconds[step]
             if not times:
-                lines.append(f"| {r.size_mb} MB | {step} | failed | | | | |")
+                lines.append(f"| {r.size_mb} MB | {step} | failed | | | | | |")
                 continue
             wall = statistics.median(times)
             rss = statistics.median(r.rss[step]) / MB
+            single = statistics.median(r.single[step]) / MB
             equal = "; ".join(sorted(set(r.equal[step]))) or "(reference)"
             ratio = f"{base / wall:.2f}x" if base and step != "ccusage cold" else ""
             lines.append(
                 f"| {r.size_mb} MB ({r.bytes / MB:.0f} MB) | {step} | {wall * 1000:.0f} | "
-                f"{r.bytes / MB / wall:.0f} | {rss:.1f} | {equal} | {ratio} |"
+                f"{r.bytes / MB / wall:.0f} | {rss:.1f} | {single:.1f} | {equal} | {ratio} |"
             )
     errors = [e for r in results for e in r.errors]
     if errors:

@@ -42,16 +42,21 @@ def slot(ts: Any) -> tuple[str | None, bool]:
     return (ts if isinstance(ts, str) else None), False
 
 
+def _place(n: int, row: UsageRow) -> tuple[Any, ...]:
+    """The entry row ``n`` of a file is folded into."""
+    whole = sum(v for v in row[R_INPUT : R_INPUT + 4] if v is not None)
+    when, utc = slot(row[R_TS])
+    return (when, row[R_MODEL], row[R_SESSION], n + 1 if whole > BIG or not utc else 0)
+
+
 def fold(rows: list[UsageRow]) -> tuple[list[str], list[list[Any]]]:
     """The keys of ``rows`` and their entries."""
     keys = [row[R_KEY] for row in rows if row[R_KEY] is not None]
     entries: dict[tuple[Any, ...], list[Any]] = {}
     for n, row in enumerate(rows):
         figures = row[R_INPUT : R_INPUT + _N]
-        whole = sum(v for v in figures[:4] if v is not None)
-        when, utc = slot(row[R_TS])
-        alone = n + 1 if whole > BIG or not utc else 0
-        key = (when, row[R_MODEL], row[R_SESSION], alone)
+        key = _place(n, row)
+        when, alone = key[0], key[3]
         entry = entries.get(key)
         if entry is None:
             entry = entries[key] = [
@@ -59,7 +64,7 @@ def fold(rows: list[UsageRow]) -> tuple[list[str], list[list[Any]]]:
                 row[R_MODEL],
                 row[R_SESSION],
                 alone,
-                *[0] * (E_UNKNOWN - E_CALLS + 1),
+                *_ZEROS,
             ]
         entry[E_CALLS] += 1
         for i, value in enumerate(figures):
@@ -68,3 +73,26 @@ def fold(rows: list[UsageRow]) -> tuple[list[str], list[list[Any]]]:
                 entry[E_REPORTED + i] += 1
         entry[E_UNKNOWN] |= row[R_UNKNOWN] & FIGURE_BITS
     return keys, list(entries.values())
+
+
+def unfold(entries: list[list[Any]], rows: list[UsageRow], taken: list[int]) -> list[list[Any]]:
+    """``entries`` (the fold of ``rows``) without the rows at the places ``taken``.
+
+    A row whose figure was unknown cannot be taken out of a fold (an unknown does not subtract):
+    then the rest of the rows are folded again.
+    """
+    if not taken:
+        return entries
+    if any(rows[n][R_UNKNOWN] & FIGURE_BITS for n in taken):
+        gone = set(taken)
+        return fold([row for n, row in enumerate(rows) if n not in gone])[1]
+    at = {tuple(entry[:E_CALLS]): entry for entry in entries}
+    for n in taken:
+        row = rows[n]
+        entry = at[_place(n, row)]
+        entry[E_CALLS] -= 1
+        for i, value in enumerate(row[R_INPUT : R_INPUT + _N]):
+            if value is not None:
+                entry[E_SUMS + i] -= value
+                entry[E_REPORTED + i] -= 1
+    return [entry for entry in entries if entry[E_CALLS] > 0]

@@ -45,6 +45,7 @@ from tackroom.trace.summary import (
     E_SUMS,
     E_UNKNOWN,
     fold,
+    unfold,
 )
 
 Group = Literal["daily", "monthly", "session", "model"]
@@ -278,20 +279,20 @@ def _build(
     with index.db.connect() as db:
         for owner, summary, keys, usage in db.execute(query + " ORDER BY path", args):
             mine = several.get(owner)
+            entries = orjson.loads(summary)
             if mine and not mine.isdisjoint(orjson.loads(keys)):
-                plain = []
-                for call in orjson.loads(usage):
+                calls = orjson.loads(usage)
+                contested = []
+                for n, call in enumerate(calls):
                     key = call[R_KEY]
                     if key is not None and key in mine:
+                        contested.append(n)
                         rank = index_rank(call)
                         known = best.get((owner, key))
                         if known is None or rank > known[0]:
                             best[(owner, key)] = (rank, call)
-                    else:
-                        plain.append(call)
-                entries = fold(plain)[1]
-            else:
-                entries = orjson.loads(summary)
+                # The file's fold less its contested calls (counted below, once, from the winning copy).
+                entries = unfold(entries, calls, contested)
             for entry in entries:
                 add(owner, entry)
     winners: dict[str, list[list[Any]]] = {}
