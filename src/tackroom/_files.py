@@ -6,7 +6,10 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: the quickest commands import this module
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cache_dir() -> Path:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import io
 import sys
-import traceback
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a usage report answered from the index should not load it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main() -> None:
@@ -46,6 +48,8 @@ def main() -> None:
         from tackroom.redact import redact_text
 
         if debug:
+            import traceback
+
             traceback.print_exc()
         # An error may quote what the user typed, a URL with a password in it included.
         print(f"tackroom: error: {redact_text(str(exc))}", file=sys.stderr)
