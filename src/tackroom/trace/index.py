@@ -88,9 +88,9 @@ class Done:
     sessions: list[dict[str, Any]]
     issues: list[list[Any]]
     more_issues: int = 0
-    keys: list[str] = field(default_factory=list)
-    entries: list[list[Any]] = field(default_factory=list)
-    """The rows folded (:func:`tackroom.trace.summary.fold`), in the worker that read them."""
+    blobs: tuple[bytes, bytes, bytes] | None = None
+    """For a file read whole: its rows, their keys and their fold (:func:`tackroom.trace.summary.fold`),
+    serialized in the worker that read them (``rows`` is then empty): the main process only stores them."""
 
 
 _READERS: dict[str, TranscriptReader] = {}
@@ -149,7 +149,11 @@ def read_file(task: Task) -> Done:
         # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
         head = head_of(task.path, min(HEAD, max(cursor.offset, 1))) if reader.incremental else head
     rows = dedupe(rows)
-    keys, entries = fold(rows) if restarted or not task.head else ([], [])  # grown: folded when merged
+    blobs = None
+    if restarted or not task.head:  # read whole: stored as it is (a grown file is merged, then folded)
+        keys, entries = fold(rows)
+        blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
+        rows = []
     return Done(
         task.path,
         restarted,
@@ -161,8 +165,7 @@ def read_file(task: Task) -> Done:
         [meta.to_json() for meta in sessions.values()],
         issues,
         more,
-        keys,
-        entries,
+        blobs,
     )
 
 
@@ -306,7 +309,9 @@ class TraceIndex:
         report.read = len(tasks)
         report.removed = len(gone)
         by_path = {task.path: source for task, source in tasks}
-        self._store_many(self._read_all([task for task, _ in tasks], by_path, total, jobs, progress), by_path)
+        new = {task.path for task, _ in tasks if task.path not in known}
+        results = self._read_all([task for task, _ in tasks], by_path, total, jobs, progress)
+        self._store_many(results, by_path, new)
         with self.db.transaction() as db:
             db.executemany("DELETE FROM trace_files WHERE id = ?", [(i,) for i in gone])
             db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")
@@ -344,33 +349,48 @@ class TraceIndex:
                     progress(done_bytes, total)
                 yield result
 
-    def _store_many(self, results: Iterable[Done], sources: dict[str, Source]) -> None:
-        batch: list[Done] = []
-        for result in results:
-            batch.append(result)
-            if len(batch) >= 256:
-                self._store(batch, sources)
-                batch = []
-        if batch:
-            self._store(batch, sources)
+    def _store_many(self, results: Iterable[Done], sources: dict[str, Source], new: set[str]) -> None:
+        """Store what the reads found, 256 files per transaction, on one connection.
 
-    def _store(self, batch: list[Done], sources: dict[str, Source]) -> None:
+        The index is a cache of what is on disk: it is written without waiting for the disk at
+        each commit (``synchronous=NORMAL``; in WAL mode a crash loses at most the last
+        transactions, never the database, and a scan reads them again).
+        """
+        with self.db.connect() as db:
+            db.execute("PRAGMA synchronous=NORMAL")
+            batch: list[Done] = []
+            for result in results:
+                batch.append(result)
+                if len(batch) >= 256:
+                    self._store(db, batch, sources, new)
+                    batch = []
+            if batch:
+                self._store(db, batch, sources, new)
+
+    def _store(self, db: Any, batch: list[Done], sources: dict[str, Source], new: set[str]) -> None:
         stamp = iso(datetime.now(UTC))
-        with self.db.transaction() as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
             for done in batch:
                 source = sources[done.path]
-                old = db.execute(
-                    "SELECT id, usage, issues FROM trace_files WHERE path = ?", (done.path,)
-                ).fetchone()
-                rows = done.rows
+                fresh = done.path in new
+                old = (
+                    None
+                    if fresh
+                    else db.execute(
+                        "SELECT id, usage, issues FROM trace_files WHERE path = ?", (done.path,)
+                    ).fetchone()
+                )
                 issues: list[Any] = done.issues
-                keys, entries = done.keys, done.entries
-                if old is not None and not done.restarted:
-                    rows = dedupe([*orjson.loads(old[1]), *rows])
-                    issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
+                if done.blobs is not None:
+                    blobs = done.blobs
+                else:
+                    rows = done.rows
+                    if old is not None:
+                        rows = dedupe([*orjson.loads(old[1]), *rows])
+                        issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
                     keys, entries = fold(rows)
-                elif old is None and not done.restarted:
-                    keys, entries = fold(rows)
+                    blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
                 values = (
                     source.harness,
                     source.run_id,
@@ -381,9 +401,7 @@ class TraceIndex:
                     done.offset,
                     done.line,
                     orjson.dumps(done.state).decode(),
-                    orjson.dumps(rows),
-                    orjson.dumps(keys),
-                    orjson.dumps(entries),
+                    *blobs,
                     orjson.dumps(issues).decode(),
                     stamp,
                 )
@@ -404,19 +422,27 @@ class TraceIndex:
                         "WHERE id = ?",
                         (*values, file_id),
                     )
-                self._store_sessions(db, file_id, source.harness, done)
+                self._store_sessions(db, file_id, source.harness, done, fresh)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     @staticmethod
-    def _store_sessions(db: Any, file_id: int, harness: str, done: Done) -> None:
-        if done.restarted:
+    def _store_sessions(db: Any, file_id: int, harness: str, done: Done, fresh: bool) -> None:
+        if done.restarted and not fresh:
             db.execute("DELETE FROM trace_sessions WHERE file_id = ?", (file_id,))
         for data in done.sessions:
             meta = _meta(data)
-            row = db.execute(
-                "SELECT session_id, parent_id, cwd, started, ended, models, title, agent FROM trace_sessions "
-                "WHERE file_id = ? AND session_id = ?",
-                (file_id, meta.session_id),
-            ).fetchone()
+            row = (
+                None
+                if fresh
+                else db.execute(
+                    "SELECT session_id, parent_id, cwd, started, ended, models, title, agent "
+                    "FROM trace_sessions WHERE file_id = ? AND session_id = ?",
+                    (file_id, meta.session_id),
+                ).fetchone()
+            )
             if row is not None:
                 old = _meta(dict(zip(_SESSION_KEYS, [*row[:5], orjson.loads(row[5]), *row[6:]], strict=True)))
                 meta = merge_meta(old, meta)

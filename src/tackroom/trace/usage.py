@@ -17,6 +17,7 @@ model ``"unknown"``.
 
 from __future__ import annotations
 
+import operator
 import os
 import time
 from collections.abc import Iterator
@@ -67,9 +68,8 @@ class Sums:
     def add_entry(self, entry: list[Any]) -> None:
         """Add a fold of calls (:mod:`tackroom.trace.summary`)."""
         self.calls += entry[E_CALLS]
-        for n in range(_N):
-            self.values[n] += entry[E_SUMS + n]
-            self.reported[n] += entry[E_REPORTED + n]
+        self.values[:] = map(operator.add, self.values, entry[E_SUMS : E_SUMS + _N])
+        self.reported[:] = map(operator.add, self.reported, entry[E_REPORTED : E_REPORTED + _N])
         self.unknown |= entry[E_UNKNOWN]
 
     def add(self, other: Sums) -> None:
