@@ -30,6 +30,7 @@ from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source, all_roots, transcripts, walk
 from tackroom.trace.index import Progress, ScanReport, TraceIndex, merge_meta
 from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
+from tackroom.trace.shortcut import listing
 from tackroom.trace.usage import Group, UsageOptions, usage_report
 
 MAX_DEPTH = 8
@@ -127,6 +128,7 @@ def scan(
     report.issues = issues
     report.roots = [[str(root.path), root.glob, *root.sidecars] for root in roots]
     report.harnesses = sorted(families)
+    report.listing = listing((str(s.path), s.size, s.mtime_ns, s.inode) for s in sources)
     for name in report.harnesses:
         report.templates += transcripts(adapters[name])[0]
         report.templates += [str(v) for v in adapters[name].effective.get("home", {}).values()]
@@ -308,6 +310,7 @@ def usage_text(
         ),
         "roots": scanned.roots,
         "harnesses": scanned.harnesses,
+        "listing": scanned.listing,
         "text": text,
     }
     with index.db.transaction() as db:

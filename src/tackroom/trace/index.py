@@ -250,6 +250,8 @@ class ScanReport:
     templates: list[str] = field(default_factory=list)
     """The adapter data the roots were expanded from."""
     harnesses: list[str] = field(default_factory=list)
+    listing: str = ""
+    """Every log found, as :func:`tackroom.trace.shortcut.listing` writes it (what a repeat compares)."""
 
 
 Progress = Callable[[int, int], None]

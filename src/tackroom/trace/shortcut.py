@@ -22,7 +22,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: this module answers in tens of milliseconds
@@ -124,6 +124,11 @@ def files(roots: Sequence[Sequence[str]]) -> Iterator[tuple[str, int, int, int]]
                     yield entry.path, size, mtime, info.st_ino
 
 
+def listing(found: Iterable[tuple[str, int, int, int]]) -> str:
+    """``(path, size, mtime_ns, inode)`` of each log, one line each, in path order."""
+    return "\n".join(sorted(f"{path}\t{size}\t{mtime}\t{inode}" for path, size, mtime, inode in found))
+
+
 def remember(db: sqlite3.Connection, key: str, plan: dict[str, Any]) -> None:
     """Keep the plan a full report followed (in the caller's transaction)."""
     import json
@@ -164,21 +169,10 @@ def answer(
         expected = signature(env, plan["templates"], cwd=cwd, runs_dir=runs_dir, config=config)
         if expected != plan["signature"]:
             return None
-        harnesses = plan["harnesses"]
-        marks = ",".join("?" * len(harnesses))
-        known = {
-            path: (size, mtime, inode)
-            for path, size, mtime, inode in db.execute(
-                f"SELECT path, size, mtime_ns, inode FROM trace_files WHERE harness IN ({marks})", harnesses
-            )
-        }
-        seen = 0
-        for path, size, mtime, inode in files(plan["roots"]):
-            if known.get(path) != (size, mtime, inode):
-                return None
-            seen += 1
-        if seen != len(known):
-            return None  # a log the index holds is gone
+        # The logs as the scan behind the report found them, compared whole: any new, grown, touched,
+        # replaced or removed log (or a sidecar's change) makes the listing differ.
+        if listing(files(plan["roots"])) != plan["listing"]:
+            return None
         text = plan.get("text")
         return text if isinstance(text, str) else None
     except (sqlite3.Error, ValueError, KeyError, TypeError):
