@@ -282,6 +282,10 @@ def test_a_failing_on_event_callback_does_not_lose_the_run(
     assert_none_running(pids)
 
 
+def _sigint_as_from_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT], ids=lambda s: s.name
 )
@@ -305,6 +309,9 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(os.environ),
+        # As from a terminal: a test suite started in the background (`cmd &` in a script) inherits
+        # SIGINT ignored, and a process started with SIGINT ignored rightly keeps ignoring it.
+        preexec_fn=_sigint_as_from_a_terminal,
     )
     try:
         deadline = time.monotonic() + 30
