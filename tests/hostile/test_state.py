@@ -25,7 +25,10 @@ def _valid_database() -> bytes:
         path = Path(tmp) / "state.db"
         with sqlite3.connect(path) as db:
             db.execute("PRAGMA journal_mode=DELETE")
-        CapabilityRows(StateDB(path)).history()
+        # The capability tables only (migrations 1-2): opening a damaged copy then also applies the
+        # later migrations (the trace index) to it. A file with every table makes examples whose repr
+        # passes Hypothesis's 30 kB warning, which fails the run however the example ends.
+        CapabilityRows(StateDB(path, upto=2)).history()
         with sqlite3.connect(path) as db:
             db.execute("PRAGMA journal_mode=DELETE")  # one file, no WAL beside it
         return path.read_bytes()
