@@ -170,6 +170,81 @@ def test_a_repeat_report_over_unchanged_logs_is_answered_from_the_index(
     assert gone["totals"]["calls"] < json.loads(first)["totals"]["calls"]
 
 
+def _plan(key: list[object]) -> dict[str, object]:
+    import sqlite3
+
+    from tackroom._files import data_dir
+    from tackroom.trace.shortcut import PLAN, report_key
+
+    with sqlite3.connect(data_dir() / "state.db") as db:
+        query = "SELECT value FROM trace_cache WHERE name = ?"
+        (value,) = db.execute(query, (PLAN + report_key(*key),)).fetchone()
+    plan: dict[str, object] = json.loads(value)
+    return plan
+
+
+def test_a_repeat_looks_only_at_the_directories_and_logs_found_until_a_directory_changes(
+    logs: Path, isolated_home: Path
+) -> None:
+    import time
+
+    from tackroom.trace.api import usage_text
+    from tackroom.trace.shortcut import unchanged
+
+    settle = 50_000_000  # the test's logs were just written: a short settle lets the fast look engage
+    time.sleep(0.1)
+    key: list[object] = ["daily", "claude-code", None, None, "UTC", True]
+    first = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert unchanged(_plan(key), settle) is True
+    assert unchanged(_plan(key)) is None  # with the default settle every directory is too recent to tell
+    assert _shortcut(key) == first  # so the roots are walked, and they agree
+
+    log = next(logs.rglob("agent-*.jsonl"))
+    before = log.stat()
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert unchanged(_plan(key), settle) is False  # a log grew: no directory changed, the log did
+    os.truncate(log, before.st_size)
+    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert unchanged(_plan(key), settle) is True  # same size and time again (as a repeat compares)
+
+    (log.parent / "agent-new.jsonl").write_text("", encoding="utf-8")  # a new log beside it
+    assert unchanged(_plan(key), settle) is None
+    assert _shortcut(key) is None
+    (log.parent / "agent-new.jsonl").unlink()
+    assert unchanged(_plan(key), settle) is None  # the directory changed again: still walked
+    time.sleep(0.1)
+    again = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert unchanged(_plan(key), settle) is True
+
+    deep = logs / "another-project"  # a new directory under a root, holding a log
+    deep.mkdir()
+    shutil.copy(log, deep / "s2.jsonl")
+    assert unchanged(_plan(key), settle) is None and _shortcut(key) is None
+    shutil.rmtree(deep)
+
+    hidden = log.parent
+    hidden.chmod(0)  # a directory made unreadable: its logs are no longer found (as root, they are)
+    try:
+        assert unchanged(_plan(key), settle) is None
+    finally:
+        hidden.chmod(0o755)
+    assert json.loads(again) == json.loads(first)
+
+
+def test_the_quick_paths_dirs_are_the_files_modules(tmp_path: Path) -> None:
+    from tackroom._files import config_dir, data_dir
+    from tackroom.cli.quick import dirs
+
+    for env in (
+        {"HOME": str(tmp_path)},
+        {"HOME": str(tmp_path), "XDG_DATA_HOME": "/d", "XDG_CONFIG_HOME": "/c"},
+        {"HOME": str(tmp_path), "TACKROOM_CONFIG_DIR": "~/conf", "XDG_DATA_HOME": ""},
+        {},
+    ):
+        assert dirs(env) == (str(data_dir(env)), str(config_dir(env))), env
+
+
 def test_without_a_zone_days_follow_tz(logs: Path) -> None:
     utc = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "UTC"}).stdout)
     tokyo = json.loads(run_cli("usage", "daily", "--json", env={"TZ": "Asia/Tokyo"}).stdout)

@@ -18,6 +18,7 @@ environment) and in every run directory's isolated home.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source, all_roots, transcripts, walk
 from tackroom.trace.index import Progress, ScanReport, TraceIndex, merge_meta
 from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
-from tackroom.trace.shortcut import listing
+from tackroom.trace.shortcut import trees
 from tackroom.trace.usage import Group, UsageOptions, usage_report
 
 MAX_DEPTH = 8
@@ -119,8 +120,13 @@ def scan(
     )
     issues: list[TraceIssue] = []
     sources: list[Source] = []
+    walked_at = time.time_ns()
+    found: list[tuple[list[list[Any]], list[Source]]] = []
     for root in roots:
-        sources.extend(walk(root, issues))
+        dirs: list[list[Any]] = []
+        here = list(walk(root, issues, dirs))
+        found.append((dirs, here))
+        sources.extend(here)
     families = {root.harness: adapters[root.harness].family for root in roots}
     if harness is not None:
         families.setdefault(harness, adapters[harness].family)
@@ -128,7 +134,10 @@ def scan(
     report.issues = issues
     report.roots = [[str(root.path), root.glob, *root.sidecars] for root in roots]
     report.harnesses = sorted(families)
-    report.listing = listing((str(s.path), s.size, s.mtime_ns, s.inode) for s in sources)
+    report.listing, report.trees = trees(
+        [(dirs, [(str(s.path), s.size, s.mtime_ns, s.inode) for s in here]) for dirs, here in found]
+    )
+    report.walked_at = walked_at
     for name in report.harnesses:
         report.templates += transcripts(adapters[name])[0]
         report.templates += [str(v) for v in adapters[name].effective.get("home", {}).values()]
@@ -311,6 +320,8 @@ def usage_text(
         "roots": scanned.roots,
         "harnesses": scanned.harnesses,
         "listing": scanned.listing,
+        "trees": scanned.trees,
+        "walked_at": scanned.walked_at,
         "text": text,
     }
     with index.db.transaction() as db:

@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tackroom._files import data_dir
 from tackroom.adapters.templates import expand_path
@@ -168,19 +168,34 @@ def _distinct(roots: Iterable[Root]) -> list[Root]:
     return out
 
 
-def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
-    """The files under ``root`` matching its glob, without following links; problems go to ``issues``."""
+def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = None) -> Iterator[Source]:
+    """The files under ``root`` matching its glob, without following links; problems go to ``issues``.
+
+    With ``dirs``, every directory listed is added to it as ``[path, ctime_ns]``, its change time
+    taken before it was listed (a root that is no directory as ``[path, -1]``): while none of
+    those times changes, no entry was added, removed, renamed or made readable under ``root``, so
+    a repeat (:mod:`tackroom.trace.shortcut`) need only look at the files found. A walk cut
+    short adds ``[path, -2]``, which never matches.
+    """
     pattern = glob_regex(root.glob)
     base = str(root.path)
     try:
         top = os.lstat(base)
     except FileNotFoundError:
+        if dirs is not None:
+            dirs.append([base, -1])
         return
     except OSError as exc:
         issues.append(TraceIssue(root.path, 0, f"cannot be read ({exc.strerror or exc}): skipped"))
+        if dirs is not None:
+            dirs.append([base, -2])
         return
     if not stat.S_ISDIR(top.st_mode):
+        if dirs is not None:
+            dirs.append([base, -1])
         return  # a link, or a file where a directory should be: not followed
+    if dirs is not None:
+        dirs.append([base, top.st_ctime_ns])
     stack = [(base, "")]
     seen = 0
     while stack:
@@ -198,6 +213,8 @@ def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
                 issues.append(
                     TraceIssue(root.path, 0, f"more than {MAX_FILES} entries: the rest not looked at")
                 )
+                if dirs is not None:
+                    dirs.append([base, -2])
                 return
             name = f"{relative}{entry.name}"
             try:
@@ -211,6 +228,8 @@ def walk(root: Root, issues: list[TraceIssue]) -> Iterator[Source]:
                 continue
             if stat.S_ISDIR(info.st_mode):
                 stack.append((entry.path, name + "/"))
+                if dirs is not None:
+                    dirs.append([entry.path, info.st_ctime_ns])
             elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
                 size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
                 yield Source(root.harness, Path(entry.path), root.run_id, size, mtime, info.st_ino)

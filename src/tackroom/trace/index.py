@@ -252,6 +252,11 @@ class ScanReport:
     harnesses: list[str] = field(default_factory=list)
     listing: str = ""
     """Every log found, as :func:`tackroom.trace.shortcut.listing` writes it (what a repeat compares)."""
+    trees: list[list[Any]] = field(default_factory=list)
+    """Per root, the directories walked and the lines of the listing it found
+    (:func:`tackroom.trace.shortcut.trees`)."""
+    walked_at: int = 0
+    """When the walk began (ns since the epoch): a directory changed after it is seen as changed."""
 
 
 Progress = Callable[[int, int], None]

@@ -8,9 +8,16 @@ followed is kept beside it in the index: the roots it walked (with their
 globs), everything those roots were expanded from (the variables the root
 templates read, HOME, the data dir, the working directory where a root uses
 it, the run directories, the operator's adapter files, tackroom's version),
-and the printed report. A repeat request whose inputs are the same walks the
-same roots; if every file found has the size, time and inode the index holds,
-and the index has not changed since, the stored report is the answer.
+and the printed report. A repeat request whose inputs are the same looks at
+the same roots; if every file found has the size, time and inode the index
+holds, and the index has not changed since, the stored report is the answer.
+
+Looking costs one ``lstat`` per directory and per log, not a walk: the plan
+keeps each directory's change time from when the walk listed it, and a
+directory whose entries changed (a log added, removed, renamed, or a
+directory made readable) has another. Only when one does, or one changed too
+close to the walk for its time to tell (:data:`SETTLE_NS`), are the roots
+walked again. This path imports no more than ``sqlite3`` and ``orjson``.
 
 Anything that differs, or anything this cannot check, falls back to the full
 path: this only ever skips work whose result is known.
@@ -19,18 +26,15 @@ path: this only ever skips work whose result is known.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: this module answers in tens of milliseconds
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
 PLAN = "plan:"
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def signature(
@@ -38,45 +42,57 @@ def signature(
     templates: Sequence[str],
     *,
     cwd: str,
-    runs_dir: Path,
-    config: Path,
+    runs_dir: str | os.PathLike[str],
+    config: str | os.PathLike[str],
 ) -> dict[str, Any]:
     """Everything the roots of a report were expanded from, as values a repeat can compare."""
-    from tackroom import __version__
+    import re
 
     # TZ: a report without --timezone counts days in the local zone.
-    names = sorted({"HOME", "XDG_DATA_HOME", "TZ", *(_VARIABLE.findall(" ".join(templates)))})
+    names = {"HOME", "XDG_DATA_HOME", "TZ", *re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)", " ".join(templates))}
     uses_workdir = any("{{workdir}}" in t for t in templates)
+    return _signature(env, sorted(names), cwd if uses_workdir else None, runs_dir, config)
+
+
+def _signature(
+    env: Mapping[str, str],
+    names: Iterable[str],
+    cwd: str | None,
+    runs_dir: str | os.PathLike[str],
+    config: str | os.PathLike[str],
+) -> dict[str, Any]:
+    from tackroom import __version__
+
     return {
         "version": __version__,
         "env": {name: env.get(name) for name in names},
-        "cwd": cwd if uses_workdir else None,
+        "cwd": cwd,
         "runs": _names(runs_dir),
-        "config": _stats(config),
+        "config": _stats(os.fspath(config)),
     }
 
 
-def _names(directory: Path) -> list[str]:
+def _names(directory: str | os.PathLike[str]) -> list[str]:
     try:
         return sorted(entry.name for entry in os.scandir(directory))
     except OSError:
         return []
 
 
-def _stats(config: Path) -> list[list[Any]]:
+def _stats(config: str) -> list[list[Any]]:
     found = []
-    for path in [config / "tackroom.toml", *_glob(config / "adapters.d")]:
+    for path in [os.path.join(config, "tackroom.toml"), *_glob(os.path.join(config, "adapters.d"))]:
         try:
-            info = path.stat()
+            info = os.stat(path)
         except OSError:
             continue
-        found.append([str(path), info.st_size, info.st_mtime_ns])
+        found.append([path, info.st_size, info.st_mtime_ns])
     return found
 
 
-def _glob(directory: Path) -> list[Path]:
+def _glob(directory: str) -> list[str]:
     try:
-        return sorted(Path(e.path) for e in os.scandir(directory) if e.name.endswith(".toml"))
+        return sorted(e.path for e in os.scandir(directory) if e.name.endswith(".toml"))
     except OSError:
         return []
 
@@ -113,46 +129,109 @@ def files(roots: Sequence[Sequence[str]]) -> Iterator[tuple[str, int, int, int]]
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    size, mtime = info.st_size, info.st_mtime_ns
-                    for ending in endings:  # as discover.with_sidecars (not imported: it loads the families)
-                        try:
-                            extra = os.lstat(entry.path + ending)
-                        except OSError:
-                            continue
-                        if stat.S_ISREG(extra.st_mode):
-                            size, mtime = size + extra.st_size, max(mtime, extra.st_mtime_ns)
+                    size, mtime = _with(entry.path, info.st_size, info.st_mtime_ns, endings)
                     yield entry.path, size, mtime, info.st_ino
 
 
 def listing(found: Iterable[tuple[str, int, int, int]]) -> str:
     """``(path, size, mtime_ns, inode)`` of each log, one line each, in path order."""
-    return "\n".join(sorted(f"{path}\t{size}\t{mtime}\t{inode}" for path, size, mtime, inode in found))
+    return "\n".join(sorted(_line(*item) for item in found))
+
+
+def _line(path: str, size: int, mtime: int, inode: int) -> str:
+    return f"{path}\t{size}\t{mtime}\t{inode}"
+
+
+def trees(
+    walks: Sequence[tuple[list[list[Any]], list[tuple[str, int, int, int]]]],
+) -> tuple[str, list[list[Any]]]:
+    """The listing of what each root's walk found (``(directories, logs)`` per root, in the roots'
+    order), and per root ``[directories, the listing's lines that root found]``."""
+    lines = sorted((_line(*item), n) for n, (_, found) in enumerate(walks) for item in found)
+    places: list[list[int]] = [[] for _ in walks]
+    for at, (_, n) in enumerate(lines):
+        places[n].append(at)
+    return "\n".join(line for line, _ in lines), [[dirs, places[n]] for n, (dirs, _) in enumerate(walks)]
+
+
+SETTLE_NS = 2_000_000_000
+"""A directory changed this close to a walk (or after it) is listed again: a file system's clock has
+coarse ticks, so a change in the same tick as the recorded one would leave the time as it was."""
+
+
+def unchanged(plan: dict[str, Any], settle_ns: int = SETTLE_NS) -> bool | None:
+    """Whether the logs are as the plan's walk found them, looking only at its directories and logs:
+    True or False, or None when that cannot tell (a directory changed: a full walk decides)."""
+    roots, walked = plan.get("trees"), plan.get("walked_at")
+    if not isinstance(roots, list) or len(roots) != len(plan["roots"]) or not isinstance(walked, int):
+        return None
+    recent = walked - settle_ns
+    for dirs, _ in roots:
+        for path, ctime in dirs:
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                if ctime == -1:
+                    continue
+                return None
+            if ctime == -1 and not stat.S_ISDIR(info.st_mode):
+                continue  # still no directory: still nothing in it
+            if ctime < 0 or info.st_ctime_ns != ctime or ctime >= recent or not stat.S_ISDIR(info.st_mode):
+                return None
+    lines = plan["listing"].split("\n") if plan["listing"] else []
+    for (_, places), (_, _, *endings) in zip(roots, plan["roots"], strict=True):
+        for at in places:
+            path = lines[at].partition("\t")[0]
+            try:
+                info = os.lstat(path)
+            except OSError:
+                return False
+            if not stat.S_ISREG(info.st_mode):
+                return False
+            size, mtime = _with(path, info.st_size, info.st_mtime_ns, endings)
+            if _line(path, size, mtime, info.st_ino) != lines[at]:
+                return False
+    return True
+
+
+def _with(path: str, size: int, mtime: int, endings: Sequence[str]) -> tuple[int, int]:
+    for ending in endings:  # as discover.with_sidecars (not imported: it loads the families)
+        try:
+            extra = os.lstat(path + ending)
+        except OSError:
+            continue
+        if stat.S_ISREG(extra.st_mode):
+            size, mtime = size + extra.st_size, max(mtime, extra.st_mtime_ns)
+    return size, mtime
 
 
 def remember(db: sqlite3.Connection, key: str, plan: dict[str, Any]) -> None:
     """Keep the plan a full report followed (in the caller's transaction)."""
-    import json
+    import orjson
 
     db.execute(
         "INSERT OR REPLACE INTO trace_cache (name, generation, value) VALUES (?, ?, ?)",
-        (PLAN + key, plan["generation"], json.dumps(plan).encode()),
+        (PLAN + key, plan["generation"], orjson.dumps(plan)),
     )
 
 
 def report_key(*options: Any) -> str:
     """The cache key of a report: its options in order (group, harness, since, until, zone, cost)."""
-    import json
-
-    return json.dumps(list(options))
+    return repr(list(options))  # str, None and bool options: repr is exact, and needs no import
 
 
 def answer(
-    state: Path, key: str, env: Mapping[str, str], cwd: str, runs_dir: Path, config: Path
+    state: str | os.PathLike[str],
+    key: str,
+    env: Mapping[str, str],
+    cwd: str,
+    runs_dir: str | os.PathLike[str],
+    config: str | os.PathLike[str],
+    *,
+    settle_ns: int = SETTLE_NS,
 ) -> str | None:
     """The stored report for ``key``, if nothing it was made from has changed; else None."""
-    import json
-
-    if not state.is_file():
+    if not os.path.isfile(state):
         return None
     try:
         db = sqlite3.connect(f"file:{state}?mode=ro", uri=True, timeout=1.0)
@@ -162,20 +241,58 @@ def answer(
         row = db.execute("SELECT generation, value FROM trace_cache WHERE name = ?", (PLAN + key,)).fetchone()
         if row is None:
             return None
-        plan = json.loads(row[1])
+        plan = _loads(row[1].decode() if isinstance(row[1], bytes) else row[1])
         (generation,) = db.execute("SELECT value FROM trace_generation WHERE id = 1").fetchone()
         if generation != row[0] or plan.get("generation") != generation:
             return None
-        expected = signature(env, plan["templates"], cwd=cwd, runs_dir=runs_dir, config=config)
-        if expected != plan["signature"]:
+        # The same templates (kept in the plan) read the same variables: the stored signature names them.
+        stored = plan["signature"]
+        here = _signature(env, stored["env"], cwd if stored["cwd"] is not None else None, runs_dir, config)
+        if here != stored:
             return None
         # The logs as the scan behind the report found them, compared whole: any new, grown, touched,
-        # replaced or removed log (or a sidecar's change) makes the listing differ.
-        if listing(files(plan["roots"])) != plan["listing"]:
+        # replaced or removed log (or a sidecar's change) makes the listing differ. While no directory
+        # changed, the logs found are looked at alone; otherwise every root is walked again.
+        same = unchanged(plan, settle_ns)
+        if same is None:
+            same = listing(files(plan["roots"])) == plan["listing"]
+        if not same:
             return None
         text = plan.get("text")
         return text if isinstance(text, str) else None
-    except (sqlite3.Error, ValueError, KeyError, TypeError):
-        return None
+    except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None  # a damaged or foreign plan: the full path decides
     finally:
         db.close()
+
+
+class _Strict:
+    """What the C scanner of :mod:`json` reads from its decoder: plain JSON, nothing hooked."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, with the C scanner json itself uses: importing json (and the ``re`` it
+    needs) would cost this path about a fifth of its time."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # not CPython
+        import json
+
+        return json.loads(text)
+    try:
+        value, end = make_scanner(_Strict)(text, 0)  # type: ignore[arg-type]  # it reads attributes
+    except StopIteration as exc:  # what the scanner raises where no value starts
+        raise ValueError(f"not JSON at {exc.value}") from None
+    if text[end:].strip():
+        raise ValueError(f"not JSON at {end}")
+    return value
