@@ -232,6 +232,26 @@ def test_a_repeat_looks_only_at_the_directories_and_logs_found_until_a_directory
     assert json.loads(again) == json.loads(first)
 
 
+def test_a_repeat_report_loads_neither_the_cli_framework_nor_the_index_code(logs: Path) -> None:
+    import subprocess
+    import sys
+
+    first = run_cli("usage", "daily", "--json")
+    assert first.returncode == 0, first.stderr
+    probe = (
+        "import contextlib, io, sys\n"
+        "from tackroom.cli.quick import usage_quickly\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    assert usage_quickly(['daily', '--json'])\n"
+        "heavy = ('json', 'pathlib', 'orjson', 'typer', 'rich', 'typing', 'tackroom.trace.api')\n"
+        "print(out.getvalue().strip() == sys.argv[1], [m for m in heavy if m in sys.modules])\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe, first.stdout.strip()], capture_output=True, text=True, timeout=60
+    )
+    assert found.stdout.split("\n")[0] == "True []", found.stderr
+
+
 def test_the_quick_paths_dirs_are_the_files_modules(tmp_path: Path) -> None:
     from tackroom._files import config_dir, data_dir
     from tackroom.cli.quick import dirs
