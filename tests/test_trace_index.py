@@ -349,3 +349,66 @@ def test_days_in_a_half_hour_zone_split_inside_the_hour(projects: Path) -> None:
     )
     nepal = api.usage("daily", harness="claude-code", timezone="Asia/Kathmandu", since="2026-11-03")  # +05:45
     assert by_day(nepal) == {"2026-11-03": (8, 8, 0, 0, 1), "2026-11-04": (16, 16, 0, 0, 1)}
+
+
+def test_the_price_bands_hold_every_threshold_of_the_price_table() -> None:
+    """Folds keep calls apart by :data:`~tackroom.trace.summary.BOUNDS`: a threshold genai-prices
+    gains must be added there (a model with another one is priced call by call, slowly)."""
+    from genai_prices.data import providers
+
+    from tackroom.trace.summary import BOUNDS
+
+    found = set()
+    for provider in providers:
+        for model in provider.models:
+            for price in model.prices if isinstance(model.prices, list) else [model.prices]:
+                for value in vars(getattr(price, "prices", price)).values():
+                    found.update(tier.start for tier in getattr(value, "tiers", None) or ())
+    assert found and found <= set(BOUNDS), sorted(found - set(BOUNDS))
+
+
+def _book(tmp_path: Path, thresholds: list[int]) -> Any:
+    """A price table for Sonnet with these thresholds: $1 / token of input below the first, then $k+1."""
+    from tackroom.prices import PriceBook
+
+    rates = [[str(k + 1), "0", "0", "0"] for k in range(len(thresholds) + 1)]
+    table = {SONNET: {"model": SONNET, "provider": "anthropic", "thresholds": thresholds, "rates": rates}}
+    (tmp_path / "prices.json").write_text(json.dumps(table), encoding="utf-8")
+    return PriceBook(tmp_path / "prices.json")
+
+
+@pytest.mark.parametrize("thresholds", [[200_000], [150_000], [32_000, 150_000]])
+def test_each_call_is_priced_in_its_own_class_whatever_the_thresholds(
+    projects: Path, tmp_path: Path, thresholds: list[int]
+) -> None:
+    """Calls of one hour on both sides of a threshold: thresholds among the fold bands are priced
+    from the folds, another (a newer table's) call by call; the cost is the same sum either way."""
+    from tackroom.trace.usage import UsageOptions, usage_report
+
+    inputs = [10_000, 120_000, 160_000, 210_000, 90_000]
+    write(
+        projects / "p" / "s1.jsonl",
+        *(line("s1", f"2026-11-01T10:0{n}:00.000Z", f"msg_{n}", u(i, 0)) for n, i in enumerate(inputs)),
+    )
+    api.scan(harness="claude-code")
+    options = UsageOptions("daily", "claude-code", timezone="UTC")
+    report = usage_report(TraceIndex(StateDB.default()), options, _book(tmp_path, thresholds))
+    expected = sum(i * (1 + sum(1 for t in thresholds if i > t)) for i in inputs)
+    assert report["totals"]["cost_usd"] == str(expected)
+
+
+def test_a_copy_with_an_unknown_figure_is_taken_out_by_folding_its_file_again(projects: Path) -> None:
+    """A call copied into a second file counts once: its copy comes out of that file's fold by
+    subtraction, or, when a figure of it is unknown (which does not subtract), by folding again."""
+    best = line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1, 3))
+    worse = line("s1", "2026-11-01T10:00:00.000Z", "msg_a", {"input_tokens": 10, "output_tokens": -1})
+    write(projects / "p" / "a.jsonl", best)
+    write(
+        projects / "p" / "b.jsonl",
+        worse.replace('"sessionId":"s1"', '"sessionId":"s2"'),
+        line("s2", "2026-11-01T10:30:00.000Z", "msg_b", u(5, 5), request="r2"),
+    )
+    report = daily()
+    assert by_day(report) == {"2026-11-01": (15, 6, 3, 0, 2)}
+    sessions = api.usage("session", harness="claude-code", timezone="UTC")
+    assert {r["key"]: r["calls"] for r in sessions["rows"]} == {"s1": 1, "s2": 1}

@@ -39,7 +39,17 @@ from tackroom.adapters.resolve import load_adapters
 from tackroom.families import family_names, get_family
 from tackroom.probe.builtin import glob_regex
 from tackroom.trace.events import FIGURES, Record, SessionStarted, UsageReport
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem, TranscriptReader
+from tackroom.trace.model import (
+    FIGURE_BITS,
+    R_UNKNOWN,
+    Cursor,
+    SessionMeta,
+    TraceEvent,
+    TraceIssue,
+    TraceItem,
+    TranscriptReader,
+    usage_row,
+)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -204,6 +214,13 @@ def read_all(reader: TranscriptReader, path: Path) -> list[TraceItem]:
         size = 0
     assert 0 <= cursor.offset <= max(size, 0) or not reader.incremental
     check(path, fast)
+    # The rows a report reads say what the full read says, call for call; the problems it meets are
+    # the full read's (a fast path passes over lines that cannot hold usage, unparsed).
+    rows = list(reader.usage(path, Cursor()))
+    calls = [usage_row(i) for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
+    assert calls == [[*r[:R_UNKNOWN], r[R_UNKNOWN] & FIGURE_BITS] for r in rows if isinstance(r, list)]
+    issues = [i for i in items if isinstance(i, TraceIssue)]
+    assert all(i in issues for i in rows if isinstance(i, TraceIssue))
     return items
 
 

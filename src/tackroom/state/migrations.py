@@ -160,3 +160,13 @@ def m003_trace_index(db: sqlite3.Connection) -> None:
         "CREATE TABLE trace_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)"
     )
     db.execute("INSERT INTO trace_generation (id, value) VALUES (1, 0)")
+
+
+@migration
+def m004_trace_hour_folds(db: sqlite3.Connection) -> None:
+    """The trace index folds usage by UTC hour and keeps each call's rank beside its key: what an
+    earlier release stored is read again (the index is a cache of the logs; nothing else is lost)."""
+    db.execute("DELETE FROM trace_sessions")
+    db.execute("DELETE FROM trace_files")
+    db.execute("DELETE FROM trace_cache")
+    db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")

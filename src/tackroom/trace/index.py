@@ -37,17 +37,14 @@ from tackroom.families import get_family
 from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source
 from tackroom.trace.model import (
-    R_INPUT,
     R_KEY,
-    R_UNKNOWN,
-    SIDECHAIN,
     Cursor,
     SessionMeta,
     TraceIssue,
     TranscriptReader,
     UsageRow,
 )
-from tackroom.trace.summary import fold
+from tackroom.trace.summary import fold, rank
 from tackroom.values import iso
 
 HEAD = 1024
@@ -191,14 +188,6 @@ def dedupe(rows: list[Row]) -> list[Row]:
         elif rank(row) > rank(out[place]):
             out[place] = row
     return out
-
-
-def rank(row: Row) -> tuple[int, ...]:
-    """How a copy of a call compares with another: not a side chain's first, then the larger total,
-    then (for equal totals) more of the dearer tokens: output, cache writes, input."""
-    figures = [v if isinstance(v, int) else 0 for v in row[R_INPUT : R_INPUT + 4]]
-    side = 0 if row[R_UNKNOWN] & SIDECHAIN else 1
-    return (side, sum(figures), figures[1], figures[3], figures[0])
 
 
 def merge_meta(old: SessionMeta, new: SessionMeta) -> SessionMeta:

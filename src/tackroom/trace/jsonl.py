@@ -181,30 +181,42 @@ def needle_lines(
     The first ``head`` lines of the file are yielded whatever they hold. A line
     over :data:`MAX_LINE` is skipped and reported, as :func:`lines` does.
     """
+    for batch in needle_batches(path, cursor, needle, head):
+        yield from batch
+
+
+def needle_batches(
+    path: Path, cursor: Cursor, needle: bytes, head: int = 0
+) -> Iterator[list[tuple[int, bytes | TraceIssue]]]:
+    """:func:`needle_lines` a chunk at a time: a reader's loop over a list costs less than a generator
+    step per line. The cursor has moved past a batch's lines when it is yielded."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        yield cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})")
+        yield [(cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})"))]
         return
     with os.fdopen(fd, "rb", buffering=0) as handle:
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, "not a regular file")
             handle.seek(cursor.offset)
         except OSError as exc:
-            yield cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})")
+            yield [(cursor.line, TraceIssue(path, 0, f"cannot be read ({exc.strerror or exc})"))]
             return
         yield from _search(path, handle, cursor, needle, head)
 
 
 def _search(
     path: Path, handle: Any, cursor: Cursor, needle: bytes, head: int
-) -> Iterator[tuple[int, bytes | TraceIssue]]:
+) -> Iterator[list[tuple[int, bytes | TraceIssue]]]:
     pending = b""
     skipping = 0
     while True:
+        batch: list[tuple[int, bytes | TraceIssue]] = []
         try:
             chunk = handle.read(BIG_CHUNK)
         except OSError as exc:
-            yield cursor.line, TraceIssue(path, cursor.line + 1, f"read failed ({exc.strerror or exc})")
+            yield [(cursor.line, TraceIssue(path, cursor.line + 1, f"read failed ({exc.strerror or exc})"))]
             return
         if not chunk:
             break
@@ -215,14 +227,7 @@ def _search(
                 continue
             cursor.line += 1
             cursor.offset += skipping + end + 1
-            yield (
-                cursor.line,
-                TraceIssue(
-                    path,
-                    cursor.line,
-                    f"a line of {skipping + end} bytes is over the {MAX_LINE} byte limit: not read",
-                ),
-            )
+            batch.append((cursor.line, TraceIssue(path, cursor.line, _too_long(skipping + end))))
             skipping, chunk = 0, chunk[end + 1 :]
         data = pending + chunk if pending else chunk
         stop = data.rfind(b"\n") + 1  # the complete lines end here
@@ -231,48 +236,43 @@ def _search(
                 skipping, pending = len(data), b""
             else:
                 pending = data
+            if batch:
+                yield batch
             continue
         pos = 0
-        while cursor.line < head and pos < stop:
+        line = cursor.line
+        offset = cursor.offset
+        while line < head and pos < stop:
             end = data.find(b"\n", pos)
-            line = data[pos:end]
-            cursor.line += 1
-            cursor.offset += end + 1 - pos
+            line += 1
+            offset += end + 1 - pos
+            if data[pos:end].strip():
+                batch.append((line, data[pos:end]))
             pos = end + 1
-            if line.strip():
-                yield cursor.line, line
-        while True:
-            at = data.find(needle, pos, stop)
-            if at < 0:
-                break
-            start = data.rfind(b"\n", pos, at) + 1 or pos
-            end = data.find(b"\n", at, stop)
-            number = cursor.line + data.count(b"\n", pos, start) + 1
-            cursor.line = number
-            cursor.offset += end + 1 - pos
+        find, rfind, count = data.find, data.rfind, data.count
+        while (at := find(needle, pos, stop)) >= 0:
+            start = rfind(b"\n", pos, at) + 1 or pos
+            end = find(b"\n", at, stop)
+            line += count(b"\n", pos, start) + 1
+            offset += end + 1 - pos
             pos = end + 1
             if end - start > MAX_LINE:
-                yield (
-                    number,
-                    TraceIssue(
-                        path,
-                        number,
-                        f"a line of {end - start} bytes is over the {MAX_LINE} byte limit: not read",
-                    ),
-                )
+                batch.append((line, TraceIssue(path, line, _too_long(end - start))))
             else:
-                yield number, data[start:end]
-        cursor.line += data.count(b"\n", pos, stop)
-        cursor.offset += stop - pos
+                batch.append((line, data[start:end]))
+        cursor.line = line + count(b"\n", pos, stop)
+        cursor.offset = offset + stop - pos
         pending = data[stop:]
         if len(pending) > MAX_LINE:
             skipping, pending = len(pending), b""
+        if batch:
+            yield batch
     if skipping or not pending.strip():
         return
     if (cursor.line < head or needle in pending) and not isinstance(_whole(pending), str):
         cursor.line += 1
         cursor.offset += len(pending)
-        yield cursor.line, pending
+        yield [(cursor.line, pending)]
 
 
 def _too_long(size: int) -> str:

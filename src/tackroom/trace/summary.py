@@ -3,96 +3,138 @@
 A report over half a gigabyte of logs meets about a hundred thousand model
 calls; adding each one costs more than reading the index. So when a file is
 read (in the worker that read it), its calls are folded into *entries*: one
-per quarter hour, model and session, holding the calls' count, each figure's
-sum and how many calls reported it. A quarter hour decides the day in every
-time zone (all offsets are whole quarter hours), so the report still counts
-days in the zone it is asked for.
+per UTC hour, model, session and price band, holding the calls' count, each
+figure's sum and how many calls reported it.
 
-Two kinds of call are kept alone, one entry each: a call whose whole input
-passes :data:`BIG` tokens (its price may be a higher tier's, so it is priced
-by itself), and a call whose time is not a UTC instant (its day is worked out
-from the time as written). The file's call keys are kept beside the entries:
-a call logged in more than one file is counted from the rows instead, once.
+* An hour decides the day in every zone whose offset is whole hours. A report
+  in a zone with a half or quarter hour offset (India, Nepal, parts of
+  Australia) folds the calls again by quarter hour, from the rows kept beside
+  the entries.
+* Some models charge every token of a call more once its whole input passes a
+  threshold (200k tokens for Claude Sonnet 4.5), so calls on either side of
+  one cannot be priced as one sum. The band of a call is how many of
+  :data:`BOUNDS` (every threshold ``genai-prices`` knows, for any model) its
+  whole input passes: calls of one band are in one price class of every
+  model. A report meeting a model with a threshold outside :data:`BOUNDS` (a
+  newer price table) folds the calls again, each call alone.
+* A call whose time is not a UTC instant is kept alone: its day is worked
+  out from the time as written.
+
+Beside the entries, each file keeps its calls' keys with what decides between
+copies of one call (:func:`rank`): a call logged in more than one file counts
+once, from its best copy, and the report takes the others out of their
+files' folds (:func:`negative`).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
-from tackroom.trace.model import FIGURE_BITS, R_INPUT, R_KEY, R_MODEL, R_SESSION, R_TS, R_UNKNOWN, UsageRow
+from tackroom.trace.model import (
+    FIGURE_BITS,
+    R_INPUT,
+    R_KEY,
+    R_UNKNOWN,
+    SIDECHAIN,
+    UsageRow,
+)
 
-BIG = 100_000
-"""Whole input (tokens) above which a call is priced alone. Every price tier genai-prices knows starts
-above this; a model whose tier starts lower makes the report price from the rows instead."""
+BOUNDS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
+"""Every threshold of a tiered price in ``genai-prices`` (a test holds this to the installed table; a
+release adding one makes those models' reports fold each call alone until it is added here)."""
 
-E_SLOT, E_MODEL, E_SESSION, E_ALONE, E_CALLS, E_SUMS, E_REPORTED, E_UNKNOWN = 0, 1, 2, 3, 4, 5, 10, 15
-"""An entry: ``[slot, model, session, alone, calls, 5 sums, 5 reported counts, unknown mask]``; ``alone``
-is 0 for a fold of calls, else 1 + the call's place in the file (a call kept by itself)."""
+E_SLOT, E_MODEL, E_SESSION, E_ALONE, E_BAND, E_CALLS, E_SUMS, E_REPORTED, E_UNKNOWN = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    11,
+    16,
+)
+"""An entry: ``[slot, model, session, alone, band, calls, 5 sums, 5 reported counts, unknown mask]``;
+``alone`` is 0 for a fold of calls, else 1 + the call's place in the file (a call kept by itself)."""
 _N = 5
 _ZEROS = (0,) * (E_UNKNOWN - E_CALLS + 1)
+_SUMS = range(E_SUMS, E_SUMS + _N)
+
+HOUR, QUARTER = 13, 16
+"""Slot widths: ``2026-11-01T10`` (the stored folds) or ``2026-11-01T10:45``."""
 
 
-def slot(ts: Any) -> tuple[str | None, bool]:
-    """The quarter hour of a UTC timestamp (``2026-11-01T10:45``) and True; else the time itself and False."""
+def slot(ts: Any, width: int = HOUR) -> tuple[str | None, bool]:
+    """The UTC hour (or quarter hour) of a UTC timestamp and True; else ``@`` and the time as written
+    (None without one) and False."""
     utc = isinstance(ts, str) and len(ts) >= 17 and ts.endswith("Z")
     if utc and ts[10] == "T" and ts[13] == ts[16] == ":":
         minute = ts[14:16]
         if minute.isdigit():
+            if width == HOUR:
+                return ts[:13], True
             return f"{ts[:14]}{int(minute) // 15 * 15:02d}", True
-    return (ts if isinstance(ts, str) else None), False
+    return (f"@{ts}" if isinstance(ts, str) else None), False
 
 
-def _place(n: int, row: UsageRow) -> tuple[Any, ...]:
-    """The entry row ``n`` of a file is folded into."""
-    whole = sum(v for v in row[R_INPUT : R_INPUT + 4] if v is not None)
-    when, utc = slot(row[R_TS])
-    return (when, row[R_MODEL], row[R_SESSION], n + 1 if whole > BIG or not utc else 0)
+def band(whole_input: int) -> int:
+    """How many of :data:`BOUNDS` a call's whole input (uncached, cache read and cache write) passes."""
+    return bisect_left(BOUNDS, whole_input)
 
 
-def fold(rows: list[UsageRow]) -> tuple[list[str], list[list[Any]]]:
-    """The keys of ``rows`` and their entries."""
-    keys = [row[R_KEY] for row in rows if row[R_KEY] is not None]
+def place(n: int, row: UsageRow, width: int = HOUR, alone: bool = False) -> tuple[Any, ...]:
+    """The entry row ``n`` of a file is folded into (``alone``: every call an entry of its own)."""
+    _, ts, model, _, session, i, _, cr, cw = row[:9]
+    whole = (i or 0) + (cr or 0) + (cw or 0)
+    utc = type(ts) is str and len(ts) >= 17 and ts[-1] == "Z" and ts[10] == "T"
+    if width == HOUR and utc and ts[13] == ts[16] == ":" and ts[14:16].isdigit():  # slot(), inline
+        return (ts[:13], model, session, n + 1 if alone else 0, bisect_left(BOUNDS, whole))
+    when, utc = slot(ts, width)
+    return (when, model, session, n + 1 if alone or not utc else 0, bisect_left(BOUNDS, whole))
+
+
+def rank(row: UsageRow) -> list[int]:
+    """How a copy of a call compares with another: not a side chain's first, then the larger total,
+    then (for equal totals) more of the dearer tokens: output, cache writes, input."""
+    i, o, cr, cw = row[R_INPUT] or 0, row[R_INPUT + 1] or 0, row[R_INPUT + 2] or 0, row[R_INPUT + 3] or 0
+    return [0 if row[R_UNKNOWN] & SIDECHAIN else 1, i + o + cr + cw, o, cw, i]
+
+
+def fold(
+    rows: list[UsageRow], width: int = HOUR, alone: bool = False
+) -> tuple[dict[str, list[int]], list[list[Any]]]:
+    """The keys of ``rows`` (each with its row's place and :func:`rank`) and their entries."""
+    keys: dict[str, list[int]] = {}
     entries: dict[tuple[Any, ...], list[Any]] = {}
     for n, row in enumerate(rows):
-        figures = row[R_INPUT : R_INPUT + _N]
-        key = _place(n, row)
-        when, alone = key[0], key[3]
+        if row[R_KEY] is not None:
+            keys[row[R_KEY]] = [n, *rank(row)]
+        key = place(n, row, width, alone)
         entry = entries.get(key)
         if entry is None:
-            entry = entries[key] = [
-                when,
-                row[R_MODEL],
-                row[R_SESSION],
-                alone,
-                *_ZEROS,
-            ]
+            entry = entries[key] = [*key, *_ZEROS]
         entry[E_CALLS] += 1
-        for i, value in enumerate(figures):
+        for at, value in zip(_SUMS, row[R_INPUT : R_INPUT + _N], strict=True):
             if value is not None:
-                entry[E_SUMS + i] += value
-                entry[E_REPORTED + i] += 1
+                entry[at] += value
+                entry[at + _N] += 1
         entry[E_UNKNOWN] |= row[R_UNKNOWN] & FIGURE_BITS
     return keys, list(entries.values())
 
 
-def unfold(entries: list[list[Any]], rows: list[UsageRow], taken: list[int]) -> list[list[Any]]:
-    """``entries`` (the fold of ``rows``) without the rows at the places ``taken``.
+def negative(n: int, row: UsageRow, width: int = HOUR, alone: bool = False) -> list[Any] | None:
+    """An entry that takes row ``n`` back out of its file's fold, or None when it cannot: an unknown
+    figure does not subtract (the file is folded again without it instead).
 
-    A row whose figure was unknown cannot be taken out of a fold (an unknown does not subtract):
-    then the rest of the rows are folded again.
-    """
-    if not taken:
-        return entries
-    if any(rows[n][R_UNKNOWN] & FIGURE_BITS for n in taken):
-        gone = set(taken)
-        return fold([row for n, row in enumerate(rows) if n not in gone])[1]
-    at = {tuple(entry[:E_CALLS]): entry for entry in entries}
-    for n in taken:
-        row = rows[n]
-        entry = at[_place(n, row)]
-        entry[E_CALLS] -= 1
-        for i, value in enumerate(row[R_INPUT : R_INPUT + _N]):
-            if value is not None:
-                entry[E_SUMS + i] -= value
-                entry[E_REPORTED + i] -= 1
-    return [entry for entry in entries if entry[E_CALLS] > 0]
+    Added to a report, it undoes the row's share of every sum and count, and of the cost."""
+    figures = row[R_INPUT : R_INPUT + _N]
+    if row[R_UNKNOWN] & FIGURE_BITS or figures[0] is None or figures[1] is None:
+        return None  # (a call without input or output made its whole entry unpriced)
+    return [
+        *place(n, row, width, alone),
+        -1,
+        *(-v if v is not None else 0 for v in figures),
+        *(-1 if v is not None else 0 for v in figures),
+        0,
+    ]

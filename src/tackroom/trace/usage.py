@@ -20,9 +20,8 @@ from __future__ import annotations
 import operator
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -33,11 +32,10 @@ from tackroom.errors import TraceError
 from tackroom.prices import ModelPrices, PriceBook
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
 from tackroom.trace.index import TraceIndex
-from tackroom.trace.index import rank as index_rank
-from tackroom.trace.model import R_KEY
 from tackroom.trace.summary import (
-    BIG,
+    BOUNDS,
     E_ALONE,
+    E_BAND,
     E_CALLS,
     E_MODEL,
     E_REPORTED,
@@ -45,8 +43,10 @@ from tackroom.trace.summary import (
     E_SLOT,
     E_SUMS,
     E_UNKNOWN,
+    HOUR,
+    QUARTER,
     fold,
-    unfold,
+    negative,
 )
 
 Group = Literal["daily", "monthly", "session", "model"]
@@ -146,21 +146,40 @@ def zone(name: str | None) -> tzinfo | None:
 
 
 class _Days:
-    """Times to local days: a UTC quarter hour (an entry's slot) or a time as written, each found once."""
+    """Times to local days: a UTC hour or quarter hour (an entry's slot) or a time as written
+    (``@``-prefixed), each found once."""
 
-    def __init__(self, tz: tzinfo | None) -> None:
+    def __init__(self, tz: tzinfo | None, width: int = HOUR) -> None:
         self._tz = tz
+        self._width = width
         self._cache: dict[str, str] = {}
 
     def of_slot(self, when: Any) -> str:
-        """The day of an entry's slot: ``2026-11-01T10:45`` (a UTC quarter hour) or a time as written."""
+        """The day of an entry's slot: ``2026-11-01T10`` (a UTC hour), ``2026-11-01T10:45`` (a UTC
+        quarter hour) or ``@`` and a time as written. Raises :class:`_SubHour` for an hour the zone
+        splits between two days."""
         if not isinstance(when, str):
             return NO_TIME
         found = self._cache.get(when)
         if found is None:
-            text = f"{when}:00+00:00" if len(when) == 16 and when[10] == "T" else when
-            found = self._cache[when] = self.day(text)
+            if when.startswith("@"):
+                found = self.day(when[1:])
+            elif len(when) == HOUR:
+                found = self._hour(when)
+            else:
+                found = self.day(f"{when}:00+00:00")
+            self._cache[when] = found
         return found
+
+    def _hour(self, when: str) -> str:
+        try:
+            start = datetime.fromisoformat(f"{when}:00:00+00:00")
+        except ValueError:
+            return NO_TIME
+        first, last = start.astimezone(self._tz), (start + _LAST).astimezone(self._tz)
+        if first.utcoffset() != last.utcoffset() or (first.utcoffset() or _ZERO) % _ONE_HOUR:
+            raise _SubHour(when)
+        return first.date().isoformat()
 
     def day(self, ts: str) -> str:
         try:
@@ -170,6 +189,11 @@ class _Days:
         if moment.tzinfo is None:
             return NO_TIME  # a time without a zone is not an instant: its day is not known
         return moment.astimezone(self._tz).date().isoformat()
+
+
+_LAST = timedelta(minutes=59, seconds=59, microseconds=999_999)
+_ONE_HOUR = timedelta(hours=1)
+_ZERO = timedelta(0)
 
 
 def usage_report(index: TraceIndex, options: UsageOptions, prices: PriceBook | None = None) -> dict[str, Any]:
@@ -195,30 +219,70 @@ def usage_report(index: TraceIndex, options: UsageOptions, prices: PriceBook | N
     return report
 
 
-def _rows(index: TraceIndex, harness: str | None) -> Iterator[tuple[str, list[list[Any]]]]:
-    query = "SELECT harness, usage FROM trace_files"
-    args: tuple[Any, ...] = ()
-    if harness is not None:
-        query += " WHERE harness = ?"
-        args = (harness,)
-    with index.db.connect() as db:
-        for owner, blob in db.execute(query + " ORDER BY path", args):
-            yield owner, orjson.loads(blob)
+class _SubHour(Exception):
+    """The report's zone splits an hour between two days: the hour folds cannot be used."""
+
+
+class _Straddle(Exception):
+    """A model's price threshold is not one of the bands' bounds: its calls must be priced one by one."""
 
 
 def _build(
     index: TraceIndex, options: UsageOptions, tz: tzinfo | None, prices: PriceBook | None
 ) -> dict[str, Any]:
-    days = _Days(tz)
+    width, alone = HOUR, False
+    while True:
+        try:
+            return _build_at(index, options, tz, prices, width, alone)
+        except _SubHour:
+            width = QUARTER
+        except _Straddle:
+            alone = True
+
+
+def _classes(found: ModelPrices) -> list[int]:
+    """The price class of each band for ``found`` (see :mod:`tackroom.trace.summary`)."""
+    if not set(found.thresholds) <= set(BOUNDS):
+        raise _Straddle(found.model)
+    return [sum(1 for t in found.thresholds if BOUNDS.index(t) < b) for b in range(len(BOUNDS) + 1)]
+
+
+def _build_at(
+    index: TraceIndex,
+    options: UsageOptions,
+    tz: tzinfo | None,
+    prices: PriceBook | None,
+    width: int,
+    alone: bool,
+) -> dict[str, Any]:
+    """The report from the stored folds, or (for another ``width``, or ``alone``) from the rows."""
+    days = _Days(tz, width)
     group = options.group
     since, until = options.since, options.until
     rows: dict[str, _Row] = {}
     book = prices if prices is not None else (PriceBook.default() if options.cost else None)
-    model_prices: dict[str, ModelPrices | None] = {}
+    model_prices: dict[str, tuple[ModelPrices, list[int]] | None] = {}
     harness_of_session: dict[str, str] = {}
     by_day = group in ("daily", "monthly") or since or until
+    stored = width == HOUR and not alone
 
-    def add(owner: str, entry: list[Any]) -> None:
+    merged: dict[tuple[Any, ...], tuple[str, list[Any]]] = {}
+
+    def add(owner: str, file_id: int, entry: list[Any]) -> None:
+        # Entries that land in one row, model and price class are added up first, so each sum is
+        # put in its row and priced once. A call kept alone stays alone (its class is its own).
+        session = entry[E_SESSION] if group == "session" else None
+        alone = (file_id, entry[E_ALONE]) if entry[E_ALONE] else 0
+        key = (owner, entry[E_SLOT], entry[E_MODEL], session, alone, entry[E_BAND])
+        known = merged.get(key)
+        if known is None:
+            merged[key] = (owner, entry)
+            return
+        sums = known[1]
+        sums[E_CALLS:E_UNKNOWN] = map(operator.add, sums[E_CALLS:E_UNKNOWN], entry[E_CALLS:E_UNKNOWN])
+        sums[E_UNKNOWN] |= entry[E_UNKNOWN]
+
+    def count(owner: str, entry: list[Any]) -> None:
         day = days.of_slot(entry[E_SLOT]) if by_day else NO_TIME
         if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
             return
@@ -246,18 +310,16 @@ def _build(
             sums.unpriced += calls  # an input or output figure missing: what they cost is not known
             return
         if model not in model_prices:
-            model_prices[model] = book.lookup(model)
-        found = model_prices[model]
+            found = book.lookup(model)
+            model_prices[model] = None if found is None else (found, _classes(found) if not alone else [])
+        priced = model_prices[model]
         i, o, cr, cw = entry[E_SUMS : E_SUMS + 4]
-        if found is None:
+        if priced is None:
             k = 0
         elif entry[E_ALONE]:
-            k = found.price_class(i + cr + cw)  # one call: its own tier
-        elif found.thresholds and found.thresholds[0] < BIG:
-            sums.unpriced += calls  # a tier below what folds keep apart: these calls cannot be priced
-            return
+            k = priced[0].price_class(abs(i + cr + cw))  # one call (or one taken out): its own class
         else:
-            k = 0
+            k = priced[1][entry[E_BAND]]
         totals = sums.classes.get(k)
         if totals is None:
             totals = sums.classes[k] = [0, 0, 0, 0]
@@ -266,41 +328,31 @@ def _build(
         totals[2] += cr
         totals[3] += cw
 
-    # A call logged in several files (a resumed session's copied history, a subagent's messages copied
-    # into its parent's log) counts once: of its copies, the one that was not a side chain's, then the
-    # one with the largest total. Such files are added up from their rows; the rest from their folds.
-    several = _keys_in_several_files(index, options.harness)
-    best: dict[tuple[str, str], tuple[tuple[int, ...], list[Any]]] = {}
-    query = "SELECT harness, summary, keys, usage FROM trace_files"
-    args: tuple[Any, ...] = ()
-    if options.harness is not None:
-        query += " WHERE harness = ?"
-        args = (options.harness,)
+    where, args = ("WHERE harness = ? ", (options.harness,)) if options.harness is not None else ("", ())
+    lost = _lost_copies(index, where, args)
     with index.db.connect() as db:
-        for owner, summary, keys, usage in db.execute(query + " ORDER BY path", args):
-            mine = several.get(owner)
-            entries = orjson.loads(summary)
-            if mine and not mine.isdisjoint(orjson.loads(keys)):
-                calls = orjson.loads(usage)
-                contested = []
-                for n, call in enumerate(calls):
-                    key = call[R_KEY]
-                    if key is not None and key in mine:
-                        contested.append(n)
-                        rank = index_rank(call)
-                        known = best.get((owner, key))
-                        if known is None or rank > known[0]:
-                            best[(owner, key)] = (rank, call)
-                # The file's fold less its contested calls (counted below, once, from the winning copy).
-                entries = unfold(entries, calls, contested)
-            for entry in entries:
-                add(owner, entry)
-    winners: dict[str, list[list[Any]]] = {}
-    for (owner, _), (_, call) in best.items():
-        winners.setdefault(owner, []).append(call)
-    for owner, calls in winners.items():
-        for entry in fold(calls)[1]:
-            add(owner, entry)
+        for file_id, owner, summary in db.execute(
+            f"SELECT id, harness, summary FROM trace_files {where}ORDER BY path", args
+        ):
+            taken = lost.get(file_id)
+            if taken is None and stored:
+                for entry in orjson.loads(summary):
+                    add(owner, file_id, entry)
+                continue
+            (blob,) = db.execute("SELECT usage FROM trace_files WHERE id = ?", (file_id,)).fetchone()
+            calls = orjson.loads(blob)
+            entries = orjson.loads(summary) if stored else None
+            out = [] if entries is None else [negative(n, calls[n]) for n in taken or ()]
+            if entries is None or None in out:
+                # The file's calls folded again, less those counted from another file's copy.
+                gone = set(taken or ())
+                entries = fold([call for n, call in enumerate(calls) if n not in gone], width, alone)[1]
+                out = []
+            for entry in [*entries, *out]:
+                assert entry is not None
+                add(owner, file_id, entry)
+    for owner, entry in merged.values():
+        count(owner, entry)
     if book is not None:
         book.save()
     out_rows = []
@@ -312,10 +364,15 @@ def _build(
         models = []
         for model in sorted(rows[bucket].models):
             found = rows[bucket].models[model]
+            if not found.sums.calls:
+                continue  # every call here was taken out again: counted from a copy elsewhere
             row_sums.add(found.sums)
-            cost = _cost(found, model_prices.get(model)) if book is not None else None
+            priced = model_prices.get(model)
+            cost = _cost(found, priced[0] if priced else None) if book is not None else None
             row_cost = None if cost is None or row_cost is None else row_cost + cost
             models.append({"model": model, **found.sums.to_json(), "cost_usd": _money(cost)})
+        if not models:
+            continue
         grand.add(row_sums)
         grand_cost = None if row_cost is None or grand_cost is None else grand_cost + row_cost
         item: dict[str, Any] = {
@@ -340,24 +397,43 @@ def _build(
     }
 
 
-def _keys_in_several_files(index: TraceIndex, harness: str | None) -> dict[str, set[str]]:
-    """Per harness, the call keys more than one of its files holds: usually none or a few."""
+def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[int, list[int]]:
+    """Per file, the places of its calls that are counted from a copy in another file.
+
+    A call logged in several files (a resumed session's copied history, a subagent's messages copied
+    into its parent's log) counts once: of its copies, the best by :func:`~tackroom.trace.summary.rank`,
+    the first in path order of equals. Few calls have copies: the keys that do are found by set
+    operations, and only their copies are compared.
+    """
+    query = f"SELECT id, harness, keys FROM trace_files {where}ORDER BY path"
     seen: dict[str, set[str]] = {}
-    several: dict[str, set[str]] = {}
-    query = "SELECT harness, keys FROM trace_files"
-    args: tuple[Any, ...] = ()
-    if harness is not None:
-        query += " WHERE harness = ?"
-        args = (harness,)
+    copied: dict[str, set[str]] = {}
     with index.db.connect() as db:
-        for owner, blob in db.execute(query, args):
-            here = set(orjson.loads(blob))
+        for _, owner, blob in db.execute(query, args):
+            keys = orjson.loads(blob).keys()
             known = seen.setdefault(owner, set())
-            twice = here & known
-            if twice:
-                several.setdefault(owner, set()).update(twice)
-            known |= here
-    return several
+            if twice := known.intersection(keys):
+                copied.setdefault(owner, set()).update(twice)
+            known.update(keys)
+        del seen
+        best: dict[tuple[str, str], tuple[list[int], int]] = {}
+        lost: dict[int, list[int]] = {}
+        for file_id, owner, blob in db.execute(query, args):
+            mine = copied.get(owner)
+            if not mine:
+                continue
+            keys = orjson.loads(blob)
+            for key in mine.intersection(keys):
+                copy = keys[key]  # [place in the file, *rank]
+                known_copy = best.get((owner, key))
+                if known_copy is None:
+                    best[(owner, key)] = (copy, file_id)
+                elif copy[1:] > known_copy[0][1:]:
+                    best[(owner, key)] = (copy, file_id)
+                    lost.setdefault(known_copy[1], []).append(known_copy[0][0])
+                else:
+                    lost.setdefault(file_id, []).append(copy[0])
+    return lost
 
 
 def _cost(entry: ModelSums, found: ModelPrices | None) -> Decimal | None:

@@ -84,40 +84,75 @@ class ClaudeTranscripts(TranscriptReader):
         yield from meta.values()
 
     def usage(self, path: Path, cursor: Cursor) -> Iterator[UsageRow | SessionMeta | TraceIssue]:
-        """The fast path: only lines holding ``"usage"`` are parsed, and rows are built without events."""
+        """The fast path: only lines holding ``"usage"`` are parsed, and rows are built without events.
+
+        One flat loop (a report reads every log through it): the same rows as :meth:`read`, which the
+        golden and fuzz tests hold it to."""
         state = cursor.state
         if "agent" not in state:
             state["agent"] = _agent(path)
+        agent = state["agent"]
         meta: dict[str, SessionMeta] = {}
-        for number, line in jsonl.needle_lines(path, cursor, b'"usage"', head=1):
-            if isinstance(line, TraceIssue):
-                yield line
-                continue
-            data = jsonl.parse(line, deep=False)  # only scalars are taken out of it
-            if isinstance(data, str):
-                yield TraceIssue(path, number, data)
-                continue
-            session = self._session(path, data, state)
-            if session is None:
-                continue
-            info = meta.get(session)
-            if info is None:
-                info = meta[session] = self._meta(session, data, state)
-            timestamp = data.get("timestamp")
-            timestamp = timestamp if isinstance(timestamp, str) else None
-            message = data.get("message")
-            message = message if isinstance(message, dict) else {}
-            model = message.get("model")
-            model = model if isinstance(model, str) else None
-            info.saw(timestamp, None if model == SYNTHETIC else model)
-            kind = data.get("type")
-            if kind == "assistant":
-                yield from _rows(session, number, timestamp, data, message, model)
-            elif kind == "progress":
-                inner = obj(obj(data.get("data")).get("message"))
-                copied = obj(inner.get("message"))
-                stamp = str_or_none(inner.get("timestamp")) or timestamp
-                yield from _rows(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
+        loads = orjson.loads
+        for batch in jsonl.needle_batches(path, cursor, b'"usage"', head=1):
+            for number, line in batch:
+                if isinstance(line, TraceIssue):
+                    yield line
+                    continue
+                try:
+                    data = loads(line)
+                except orjson.JSONDecodeError:
+                    data = None
+                if type(data) is not dict:
+                    data = jsonl.parse(line, deep=False)  # the slow path: lone surrogates, or why not
+                    if isinstance(data, str):
+                        yield TraceIssue(path, number, data)
+                        continue
+                if agent:
+                    session = f"agent-{agent['id']}"
+                else:
+                    session = data.get("sessionId")
+                    if type(session) is str and session:
+                        if "session" not in state:
+                            state["session"] = session
+                    else:
+                        known = state.get("session")
+                        session = known if type(known) is str else path.stem
+                info = meta.get(session)
+                if info is None:
+                    info = meta[session] = self._meta(session, data, state)
+                timestamp = data.get("timestamp")
+                if type(timestamp) is not str:
+                    timestamp = None
+                message = data.get("message")
+                if type(message) is not dict:
+                    message = {}
+                model = message.get("model")
+                if type(model) is not str:
+                    model = None
+                info.saw(timestamp, None if model == SYNTHETIC else model)
+                kind = data.get("type")
+                if kind == "assistant":
+                    raw = message.get("usage")
+                    if type(raw) is dict and model != SYNTHETIC and "iterations" not in raw:
+                        # The common line, inline: one call, keyed on its message id.
+                        if model is not None and raw.get("speed") == "fast":
+                            model = f"{model}-fast"
+                        row = _row(raw, session, number, timestamp, model, None)
+                        if row is not None:
+                            if data.get("isSidechain") is True:
+                                row[R_UNKNOWN] |= SIDECHAIN
+                            message_id = message.get("id")
+                            if type(message_id) is str and message_id:
+                                row[R_KEY] = message_id
+                            yield row
+                    else:
+                        yield from _rows(session, number, timestamp, data, message, model)
+                elif kind == "progress":
+                    inner = obj(obj(data.get("data")).get("message"))
+                    copied = obj(inner.get("message"))
+                    stamp = str_or_none(inner.get("timestamp")) or timestamp
+                    yield from _rows(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
         yield from meta.values()
 
     @staticmethod
