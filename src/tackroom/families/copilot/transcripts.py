@@ -84,10 +84,10 @@ class CopilotTranscripts(JsonLinesReader):
     needles = (b'"session.usage_record"', b'"subagent.started"', b'"session.start"')
 
     def line(self, reading: Reading, number: int, record: dict[str, Any]) -> Iterator[TraceItem]:
+        path, state, meta = reading.path, reading.state, reading.meta
         kind = str_or_none(record.get("type"))
         data = obj(record.get("data"))
         timestamp = str_or_none(record.get("timestamp"))
-        path, state, meta = reading.path, reading.state, reading.meta
         if kind == "session.start" and "session" not in state:
             state["session"] = _nonempty(data.get("sessionId"))
         # events.jsonl sits in a directory named after the session (older releases wrote <session>.jsonl).
