@@ -54,7 +54,6 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_none
-from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -67,7 +66,8 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.lines import JsonLinesReader, Reading
+from tackroom.trace.model import SessionMeta, TraceEvent, TraceItem
 
 COUNTERS = (
     "input_tokens",
@@ -77,7 +77,6 @@ COUNTERS = (
     "reasoning_output_tokens",
 )
 """The figures of ``total_token_usage``, in the order a cursor keeps them."""
-_NEEDLES = (b'"token_count"', b'"session_meta"', b'"turn_context"')
 _BARE_ITEMS = frozenset(
     {
         "message",
@@ -93,82 +92,62 @@ LINEAGES = 16
 _THREAD = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
-class CodexTranscripts(TranscriptReader):
+class CodexTranscripts(JsonLinesReader):
     """Reads ``rollout-*.jsonl`` files, main threads, subagents and forks alike."""
 
-    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        state = cursor.state
-        meta: dict[str, SessionMeta] = {}
-        # The fast path parses the counters, the threads' metadata and the turns' models: all usage needs.
-        needles = _NEEDLES if usage_only else ()
-        for item in jsonl.records(path, cursor, needles, head=1):
-            if isinstance(item, tuple):
-                yield from _line(path, item[0], item[1], state, meta, usage_only)
-            else:
-                yield item
-        yield from meta.values()
+    # The fast path parses the counters, the threads' metadata and the turns' models: all usage needs.
+    needles = (b'"token_count"', b'"session_meta"', b'"turn_context"')
 
-
-def _line(
-    path: Path,
-    number: int,
-    data: dict[str, Any],
-    state: dict[str, Any],
-    meta: dict[str, SessionMeta],
-    usage_only: bool,
-) -> Iterator[TraceItem]:
-    kind = str_or_none(data.get("type"))
-    timestamp = str_or_none(data.get("timestamp"))
-    payload = obj(data.get("payload"))
-    subtype = str_or_none(payload.get("type"))
-    if "payload" not in data:
-        # Rollouts before the {timestamp, type, payload} lines: a bare meta line first, then bare items.
-        if kind in _BARE_ITEMS:
-            kind, subtype, payload = "response_item", kind, data
-        elif kind is None and number == 1 and isinstance(data.get("id"), str):
-            kind, payload = "session_meta", data
-    if kind == "session_meta" and "session" not in state:
-        yield from _own_meta(path, number, timestamp, payload, state, meta)
-        return
-    session = _session(path, state)
-    info = meta.get(session)
-    if info is None:
-        info = meta[session] = SessionMeta(session)
-    info.saw(timestamp)
-    if kind == "session_meta":
-        # Another thread's metadata inside this rollout: the history copied from the parent starts here.
-        foreign = str_or_none(payload.get("id"))
-        if foreign and foreign != session:
-            state["lineage"] = foreign
-    elif kind == "turn_context":
-        if model := str_or_none(payload.get("model")):
-            state["model"] = model
-    elif kind == "event_msg" and subtype == "token_count":
-        usage = _usage(data, payload, state, session, number, timestamp)
-        if usage is not None:
-            info.saw(timestamp, usage.model)
-            yield usage
+    def line(self, reading: Reading, number: int, data: dict[str, Any]) -> Iterator[TraceItem]:
+        kind = str_or_none(data.get("type"))
+        timestamp = str_or_none(data.get("timestamp"))
+        payload = obj(data.get("payload"))
+        subtype = str_or_none(payload.get("type"))
+        if "payload" not in data:
+            # Rollouts before the {timestamp, type, payload} lines: a bare meta line first, then bare items.
+            if kind in _BARE_ITEMS:
+                kind, subtype, payload = "response_item", kind, data
+            elif kind is None and number == 1 and isinstance(data.get("id"), str):
+                kind, payload = "session_meta", data
+        state, meta = reading.state, reading.meta
+        if kind == "session_meta" and "session" not in state:
+            yield from _own_meta(reading, number, timestamp, payload)
             return
-    if usage_only:
-        return
-    for event in _events(kind, subtype, payload):
-        yield TraceEvent(session, event, timestamp, str_or_none(state.get("model")), number)
+        session = _session(reading.path, state)
+        info = meta.get(session)
+        if info is None:
+            info = meta[session] = SessionMeta(session)
+        info.saw(timestamp)
+        if kind == "session_meta":
+            # Another thread's metadata inside this rollout: the history copied from the parent starts here.
+            foreign = str_or_none(payload.get("id"))
+            if foreign and foreign != session:
+                state["lineage"] = foreign
+        elif kind == "turn_context":
+            if model := str_or_none(payload.get("model")):
+                state["model"] = model
+        elif kind == "event_msg" and subtype == "token_count":
+            usage = _usage(data, payload, state, session, number, timestamp)
+            if usage is not None:
+                info.saw(timestamp, usage.model)
+                yield usage
+                return
+        if reading.usage_only:
+            return
+        for event in _events(kind, subtype, payload):
+            yield TraceEvent(session, event, timestamp, str_or_none(state.get("model")), number)
 
 
 def _own_meta(
-    path: Path,
-    number: int,
-    timestamp: str | None,
-    payload: dict[str, Any],
-    state: dict[str, Any],
-    meta: dict[str, SessionMeta],
+    reading: Reading, number: int, timestamp: str | None, payload: dict[str, Any]
 ) -> Iterator[TraceItem]:
-    session = str_or_none(payload.get("id")) or _session(path, state)
+    state = reading.state
+    session = str_or_none(payload.get("id")) or _session(reading.path, state)
     state["session"] = session
     start = int_or_none(payload.get("subagent_history_start_ordinal"))
     if start is not None:
         state["own_from"] = start
-    info = meta[session] = SessionMeta(session, cwd=str_or_none(payload.get("cwd")))
+    info = reading.meta[session] = SessionMeta(session, cwd=str_or_none(payload.get("cwd")))
     spawn = obj(obj(obj(payload.get("source")).get("subagent")).get("thread_spawn"))
     info.parent_id = (
         str_or_none(payload.get("forked_from_id"))

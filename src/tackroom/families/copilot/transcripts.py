@@ -35,7 +35,6 @@ import yaml
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
 from tackroom.families.copilot import record_usage, tool_output
-from tackroom.trace import jsonl
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,
@@ -49,12 +48,12 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.lines import JsonLinesReader, Reading
+from tackroom.trace.model import SessionMeta, TraceEvent, TraceItem
 
 WORKSPACE_LIMIT = 64 * 1024
 """The largest ``workspace.yaml`` read (a few hundred bytes are written)."""
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_USAGE_NEEDLES = (b'"session.usage_record"', b'"subagent.started"', b'"session.start"')
 
 
 def workspace_name(path: Path) -> str | None:
@@ -78,32 +77,14 @@ def _nonempty(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class CopilotTranscripts(TranscriptReader):
+class CopilotTranscripts(JsonLinesReader):
     """Reads ``*/events.jsonl``, a session's subagents included."""
 
-    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        state = cursor.state
-        meta: dict[str, SessionMeta] = {}
-        needles = _USAGE_NEEDLES if usage_only else ()
-        for item in jsonl.records(path, cursor, needles, head=1):
-            if isinstance(item, tuple):
-                yield from self._line(path, item[0], item[1], state, meta, usage_only)
-            else:
-                yield item
-        for info in meta.values():
-            if info.parent_id is None and info.title is None and path.name == "events.jsonl":
-                info.title = workspace_name(path.with_name("workspace.yaml"))
-        yield from meta.values()
+    # The calls, the subagents' names and the sessions' starts: all usage needs.
+    needles = (b'"session.usage_record"', b'"subagent.started"', b'"session.start"')
 
-    def _line(
-        self,
-        path: Path,
-        number: int,
-        record: dict[str, Any],
-        state: dict[str, Any],
-        meta: dict[str, SessionMeta],
-        usage_only: bool,
-    ) -> Iterator[TraceItem]:
+    def line(self, reading: Reading, number: int, record: dict[str, Any]) -> Iterator[TraceItem]:
+        path, state, meta = reading.path, reading.state, reading.meta
         kind = str_or_none(record.get("type"))
         data = obj(record.get("data"))
         timestamp = str_or_none(record.get("timestamp"))
@@ -136,10 +117,18 @@ class CopilotTranscripts(TranscriptReader):
             yield from _usage(session, number, timestamp, record, usage, model)
             return
         info.saw(timestamp, model)
-        if usage_only:
+        if reading.usage_only:
             return
         for event in _events(kind, data, session, record):
             yield TraceEvent(session, event, timestamp, model, number)
+
+    def end(self, reading: Reading) -> None:
+        """The main session's title: its ``workspace.yaml`` names it, not its log."""
+        if reading.path.name != "events.jsonl":
+            return
+        for info in reading.meta.values():
+            if info.parent_id is None and info.title is None:
+                info.title = workspace_name(reading.path.with_name("workspace.yaml"))
 
 
 _FIGURES = {

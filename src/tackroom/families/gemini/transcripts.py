@@ -42,7 +42,6 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_none
-from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -55,81 +54,60 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.lines import JsonLinesReader, Reading
+from tackroom.trace.model import SessionMeta, TraceEvent, TraceItem
 
 ROOT_LIMIT = 4096
 SEEN = 32
 """How many recent message ids a cursor remembers, to yield a rewritten message's text and calls once."""
-_NEEDLES = (b'"tokens"', b'"sessionId"')
 
 
-class GeminiTranscripts(TranscriptReader):
+class GeminiTranscripts(JsonLinesReader):
     """Reads ``chats/**/*.jsonl``: main sessions and subagents."""
 
-    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        state = cursor.state
-        meta: dict[str, SessionMeta] = {}
-        needles = _NEEDLES if usage_only else ()
-        for item in jsonl.records(path, cursor, needles, head=1):
-            if isinstance(item, tuple):
-                yield from _line(path, item[0], item[1], state, meta, usage_only)
-            else:
-                yield item
-        yield from meta.values()
+    needles = (b'"tokens"', b'"sessionId"')  # the calls, and the headers that name the sessions
+
+    def line(self, reading: Reading, number: int, data: dict[str, Any]) -> Iterator[TraceItem]:
+        timestamp = str_or_none(data.get("timestamp"))
+        kind = str_or_none(data.get("type"))
+        if kind is None and "$set" not in data and isinstance(header := data.get("sessionId"), str):
+            yield from _header(reading, number, header, data)
+            return
+        state, meta = reading.state, reading.meta
+        session = _session(reading.path, state)
+        info = meta.get(session)
+        if info is None:
+            info = meta[session] = _meta(reading.path, session, state)
+        model = str_or_none(data.get("model"))
+        info.saw(timestamp, model if kind == "gemini" else None)
+        if kind == "gemini":
+            yield from _gemini(session, number, timestamp, model, data, state, reading.usage_only)
+            return
+        if reading.usage_only:
+            return
+        events: list[Event]
+        if kind == "user":
+            events = _user(data.get("content"))
+        elif kind == "error":
+            events = [ErrorEvent(message=_text(data.get("content")) or "", fatal=False)]
+        else:
+            events = []
+            patch = data.get("$set")
+            if isinstance(patch, dict) and isinstance(summary := patch.get("summary"), str):
+                info.title = summary
+        raw = orjson.dumps(data).decode()
+        for event in events or [Record(raw, record_type=kind or ("$set" if "$set" in data else None))]:
+            yield TraceEvent(session, event, timestamp, line=number)
 
 
-def _line(
-    path: Path,
-    number: int,
-    data: dict[str, Any],
-    state: dict[str, Any],
-    meta: dict[str, SessionMeta],
-    usage_only: bool,
-) -> Iterator[TraceItem]:
-    timestamp = str_or_none(data.get("timestamp"))
-    kind = str_or_none(data.get("type"))
-    if kind is None and "$set" not in data and isinstance(header := data.get("sessionId"), str):
-        yield from _header(path, number, header, data, state, meta)
-        return
-    session = _session(path, state)
-    info = meta.get(session)
-    if info is None:
-        info = meta[session] = _meta(path, session, state)
-    model = str_or_none(data.get("model"))
-    info.saw(timestamp, model if kind == "gemini" else None)
-    if kind == "gemini":
-        yield from _gemini(session, number, timestamp, model, data, state, usage_only)
-        return
-    if usage_only:
-        return
-    events: list[Event]
-    if kind == "user":
-        events = _user(data.get("content"))
-    elif kind == "error":
-        events = [ErrorEvent(message=_text(data.get("content")) or "", fatal=False)]
-    else:
-        events = []
-        if isinstance(patch := data.get("$set"), dict) and isinstance(summary := patch.get("summary"), str):
-            info.title = summary
-    raw = orjson.dumps(data).decode()
-    for event in events or [Record(raw, record_type=kind or ("$set" if "$set" in data else None))]:
-        yield TraceEvent(session, event, timestamp, line=number)
-
-
-def _header(
-    path: Path,
-    number: int,
-    session: str,
-    data: dict[str, Any],
-    state: dict[str, Any],
-    meta: dict[str, SessionMeta],
-) -> Iterator[TraceItem]:
+def _header(reading: Reading, number: int, session: str, data: dict[str, Any]) -> Iterator[TraceItem]:
+    state, meta = reading.state, reading.meta
     state.setdefault("session", session)
     if data.get("kind") == "subagent":
         state["subagent"] = True
     info = meta.get(session)
     if info is None:
-        info = meta[session] = _meta(path, session, state)
+        info = meta[session] = _meta(reading.path, session, state)
     started = str_or_none(data.get("startTime"))
     info.saw(started)
     # Written when the session starts and again on each resume.

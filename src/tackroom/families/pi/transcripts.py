@@ -52,13 +52,11 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.lines import JsonLinesReader, Reading
+from tackroom.trace.model import SessionMeta, TraceEvent, TraceItem
 
-_USAGE_NEEDLES = (b'"usage"', b'"type":"session"', b'"type": "session"')
 TITLE_LIMIT = 64 * 1024
 """The most read of omp's title line when looking at it again."""
-_HEAD = 2
-"""Lines always parsed on the fast path: omp's title line and the session header."""
 
 
 def session_of(path: str) -> str | None:
@@ -107,39 +105,28 @@ def _text(content: Any) -> str | None:
     return "".join(texts) if texts else None
 
 
-class PiTranscripts(TranscriptReader):
+class PiTranscripts(JsonLinesReader):
     """Reads pi's and omp's ``*.jsonl`` session files, subagents' too."""
 
-    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        state = cursor.state
-        meta: dict[str, SessionMeta] = {}
-        session = state.get("session")
-        if state.get("titled") and isinstance(session, str) and (title := _title(path)):
-            # omp rewrites its title line in place (its padding keeps the offsets): look again.
-            info = meta[session] = self._meta(session, state)
-            info.title = title
-        needles = _USAGE_NEEDLES if usage_only else ()
-        for item in jsonl.records(path, cursor, needles, head=_HEAD):
-            if isinstance(item, tuple):
-                yield from self._line(path, item[0], item[1], state, meta, usage_only)
-            else:
-                yield item
-        yield from meta.values()
+    needles = (b'"usage"', b'"type":"session"', b'"type": "session"')  # the calls, and the header
+    head = 2
+    """Lines always parsed on the fast path: omp's title line and the session header."""
 
-    def _line(
-        self,
-        path: Path,
-        number: int,
-        data: dict[str, Any],
-        state: dict[str, Any],
-        meta: dict[str, SessionMeta],
-        usage_only: bool,
-    ) -> Iterator[TraceItem]:
+    def begin(self, reading: Reading) -> None:
+        """omp rewrites its title line in place (its padding keeps the offsets): each read looks again."""
+        state = reading.state
+        session = state.get("session")
+        if state.get("titled") and isinstance(session, str) and (title := _title(reading.path)):
+            info = reading.meta[session] = self._meta(session, state)
+            info.title = title
+
+    def line(self, reading: Reading, number: int, data: dict[str, Any]) -> Iterator[TraceItem]:
         kind = str_or_none(data.get("type"))
         timestamp = str_or_none(data.get("timestamp"))
-        if kind == "session" and "session" not in state:
-            yield from self._header(path, number, data, state, meta, usage_only)
+        if kind == "session" and "session" not in reading.state:
+            yield from self._header(reading, number, data)
             return
+        path, state, meta, usage_only = reading.path, reading.state, reading.meta, reading.usage_only
         session = state.get("session")
         if not isinstance(session, str):
             if kind == "title" and number == 1:
@@ -176,15 +163,8 @@ class PiTranscripts(TranscriptReader):
         info.agent = str_or_none(state.get("agent"))
         return info
 
-    def _header(
-        self,
-        path: Path,
-        number: int,
-        data: dict[str, Any],
-        state: dict[str, Any],
-        meta: dict[str, SessionMeta],
-        usage_only: bool,
-    ) -> Iterator[TraceItem]:
+    def _header(self, reading: Reading, number: int, data: dict[str, Any]) -> Iterator[TraceItem]:
+        path, state, meta, usage_only = reading.path, reading.state, reading.meta, reading.usage_only
         timestamp = str_or_none(data.get("timestamp"))
         session = str_or_none(data.get("id")) or session_of(path.name) or path.stem
         state["session"] = session

@@ -44,7 +44,6 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_none
-from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -57,93 +56,77 @@ from tackroom.trace.events import (
     UsageReport,
     UserText,
 )
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceItem, TranscriptReader
+from tackroom.trace.lines import JsonLinesReader, Reading
+from tackroom.trace.model import SessionMeta, TraceEvent, TraceItem
 
 META_LIMIT = 64 * 1024
-_NEEDLES = (b'"usageMetadata"', b'"model"')
 
 
-class QwenTranscripts(TranscriptReader):
+class QwenTranscripts(JsonLinesReader):
     """Reads ``chats/*.jsonl`` session logs and ``subagents/<session>/agent-*.jsonl``."""
 
-    def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        state = cursor.state
-        meta: dict[str, SessionMeta] = {}
-        needles = _NEEDLES if usage_only else ()
-        for item in jsonl.records(path, cursor, needles, head=1):
-            if isinstance(item, tuple):
-                yield from _line(path, item[0], item[1], state, meta, usage_only)
-            else:
-                yield item
-        yield from meta.values()
+    needles = (b'"usageMetadata"', b'"model"')  # the calls, and the lines that name their model
 
-
-def _line(
-    path: Path,
-    number: int,
-    data: dict[str, Any],
-    state: dict[str, Any],
-    meta: dict[str, SessionMeta],
-    usage_only: bool,
-) -> Iterator[TraceItem]:
-    kind = str_or_none(data.get("type"))
-    timestamp = str_or_none(data.get("timestamp"))
-    session, parent = _session(path, data, state)
-    info = meta.get(session)
-    if info is None:
-        info = meta[session] = SessionMeta(session, parent_id=parent)
-        if parent is not None:
-            info.agent = str_or_none(data.get("agentName"))
-            sidecar = _sidecar(path)
-            own = session.removeprefix("agent-")
-            if (by := str_or_none(sidecar.get("parentAgentId"))) and by != own:
-                info.parent_id = f"agent-{by}"
-            info.agent = info.agent or str_or_none(sidecar.get("agentType"))
-        if not state.get("started"):
-            state["started"] = True
-            yield TraceEvent(session, SessionStarted(session_id=session), timestamp, line=number)
-    if info.cwd is None:
-        info.cwd = str_or_none(data.get("cwd"))
-    model = None
-    if kind == "assistant":
-        # A subagent's later lines may leave the model out: it is the one its earlier lines named.
-        model = str_or_none(data.get("model")) or str_or_none(state.get("model"))
-        if model is None and "agent" in state:
-            model = str_or_none(_sidecar(path).get("model"))
-        if model:
-            state["model"] = model
-    info.saw(timestamp, model)
-    message = obj(data.get("message"))
-    if kind == "assistant":
-        if not usage_only:
-            for event in _assistant(message):
-                yield TraceEvent(session, event, timestamp, model, number)
-        if isinstance(metadata := data.get("usageMetadata"), dict):
-            usage = qwen_tokens(metadata)
-            if usage.reported:
-                uuid = str_or_none(data.get("uuid"))
-                key = f"qwen:{uuid}" if uuid else None
-                yield TraceEvent(session, UsageReport(usage=usage), timestamp, model, number, key)
-        return
-    if usage_only:
-        return
-    events: list[Event] = []
-    if kind == "user" and data.get("subtype") is None:
-        events = [UserText(text=text) for text in _texts(message)]
-    elif kind == "tool_result":
-        failed = obj(data.get("toolCallResult")).get("status") == "error"
-        events = _results(message, failed)
-    elif kind == "system" and data.get("subtype") == "ui_telemetry":
-        ui = obj(obj(data.get("systemPayload")).get("uiEvent"))
-        if ui.get("event.name") == "qwen-code.api_error":
-            said = str_or_none(ui.get("error_message")) or str_or_none(ui.get("error")) or ""
-            events = [ErrorEvent(orjson.dumps(data).decode(), message=said, fatal=False)]
-    if not events:
-        subtype = str_or_none(data.get("subtype"))
-        record_type = f"{kind}/{subtype}" if kind and subtype else kind
-        events = [Record(orjson.dumps(data).decode(), record_type=record_type)]
-    for event in events:
-        yield TraceEvent(session, event, timestamp, line=number)
+    def line(self, reading: Reading, number: int, data: dict[str, Any]) -> Iterator[TraceItem]:
+        kind = str_or_none(data.get("type"))
+        timestamp = str_or_none(data.get("timestamp"))
+        state, meta = reading.state, reading.meta
+        session, parent = _session(reading.path, data, state)
+        info = meta.get(session)
+        if info is None:
+            info = meta[session] = SessionMeta(session, parent_id=parent)
+            if parent is not None:
+                info.agent = str_or_none(data.get("agentName"))
+                sidecar = _sidecar(reading.path)
+                own = session.removeprefix("agent-")
+                if (by := str_or_none(sidecar.get("parentAgentId"))) and by != own:
+                    info.parent_id = f"agent-{by}"
+                info.agent = info.agent or str_or_none(sidecar.get("agentType"))
+            if not state.get("started"):
+                state["started"] = True
+                yield TraceEvent(session, SessionStarted(session_id=session), timestamp, line=number)
+        if info.cwd is None:
+            info.cwd = str_or_none(data.get("cwd"))
+        model = None
+        if kind == "assistant":
+            # A subagent's later lines may leave the model out: it is the one its earlier lines named.
+            model = str_or_none(data.get("model")) or str_or_none(state.get("model"))
+            if model is None and "agent" in state:
+                model = str_or_none(_sidecar(reading.path).get("model"))
+            if model:
+                state["model"] = model
+        info.saw(timestamp, model)
+        message = obj(data.get("message"))
+        if kind == "assistant":
+            if not reading.usage_only:
+                for event in _assistant(message):
+                    yield TraceEvent(session, event, timestamp, model, number)
+            if isinstance(metadata := data.get("usageMetadata"), dict):
+                usage = qwen_tokens(metadata)
+                if usage.reported:
+                    uuid = str_or_none(data.get("uuid"))
+                    key = f"qwen:{uuid}" if uuid else None
+                    yield TraceEvent(session, UsageReport(usage=usage), timestamp, model, number, key)
+            return
+        if reading.usage_only:
+            return
+        events: list[Event] = []
+        if kind == "user" and data.get("subtype") is None:
+            events = [UserText(text=text) for text in _texts(message)]
+        elif kind == "tool_result":
+            failed = obj(data.get("toolCallResult")).get("status") == "error"
+            events = _results(message, failed)
+        elif kind == "system" and data.get("subtype") == "ui_telemetry":
+            ui = obj(obj(data.get("systemPayload")).get("uiEvent"))
+            if ui.get("event.name") == "qwen-code.api_error":
+                said = str_or_none(ui.get("error_message")) or str_or_none(ui.get("error")) or ""
+                events = [ErrorEvent(orjson.dumps(data).decode(), message=said, fatal=False)]
+        if not events:
+            subtype = str_or_none(data.get("subtype"))
+            record_type = f"{kind}/{subtype}" if kind and subtype else kind
+            events = [Record(orjson.dumps(data).decode(), record_type=record_type)]
+        for event in events:
+            yield TraceEvent(session, event, timestamp, line=number)
 
 
 def _session(path: Path, data: dict[str, Any], state: dict[str, Any]) -> tuple[str, str | None]:
