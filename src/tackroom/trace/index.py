@@ -25,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,9 @@ MAX_ISSUES = 100
 """Problems kept per file (the count of the rest is kept too)."""
 PARALLEL_BYTES = 16 * 1024 * 1024
 """Below this much to read, a scan reads in this process: starting workers costs more."""
+BATCH_BYTES = 8 * 1024 * 1024
+BATCH_FILES = 64
+"""A batch (read, then stored in one transaction) holds about this many bytes to read, or files."""
 
 Row = UsageRow
 
@@ -68,6 +72,10 @@ class Task:
     state: dict[str, Any] = field(default_factory=dict)
     head: str = ""
     """``"<length>:<hash>"`` of the bytes the last read started from; empty for a first read."""
+    source: Source | None = None
+    """The file as the walk found it (what is stored beside what was read)."""
+    known: bool = False
+    """Whether the index already has a row for the file."""
 
 
 @dataclass
@@ -282,7 +290,7 @@ class TraceIndex:
                     "FROM trace_files"
                 )
             }
-        tasks: list[tuple[Task, Source]] = []
+        tasks: list[Task] = []
         for source in sources:
             key = str(source.path)
             row = known.get(key)
@@ -290,9 +298,10 @@ class TraceIndex:
                 continue
             family = families[source.harness]
             if row is None or row[5] != source.inode or source.size < row[7]:
-                tasks.append((Task(family, key), source))
+                tasks.append(Task(family, key, source=source, known=row is not None))
             else:
-                tasks.append((Task(family, key, row[7], row[8], orjson.loads(row[9]), row[6]), source))
+                state = orjson.loads(row[9])
+                tasks.append(Task(family, key, row[7], row[8], state, row[6], source=source, known=True))
         # A log of these harnesses that this scan did not find (deleted, or under a root no longer
         # looked at, such as another CLAUDE_CONFIG_DIR) is forgotten: a report covers what is there now.
         seen = {str(s.path) for s in sources}
@@ -300,164 +309,163 @@ class TraceIndex:
         gone = [row[0] for path, row in known.items() if row[2] in scanned and path not in seen]
         if not tasks and not gone:
             return report
-        total = sum(max(source.size - task.offset, 0) for task, source in tasks)
-        report.bytes_read = total
+        report.bytes_read = sum(_todo(task) for task in tasks)
         report.read = len(tasks)
         report.removed = len(gone)
-        by_path = {task.path: source for task, source in tasks}
-        new = {task.path for task, _ in tasks if task.path not in known}
-        results = self._read_all([task for task, _ in tasks], by_path, total, jobs, progress)
-        self._store_many(results, by_path, new)
+        self._read_all(tasks, report.bytes_read, jobs, progress)
         with self.db.transaction() as db:
             db.executemany("DELETE FROM trace_files WHERE id = ?", [(i,) for i in gone])
             db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")
         return report
 
-    def _read_all(
-        self,
-        tasks: list[Task],
-        sources: dict[str, Source],
-        total: int,
-        jobs: int | None,
-        progress: Progress | None,
-    ) -> Iterable[Done]:
+    def _read_all(self, tasks: list[Task], total: int, jobs: int | None, progress: Progress | None) -> None:
+        """Read ``tasks`` and store what each read found, in batches of about :data:`BATCH_BYTES`.
+
+        Many bytes are read by worker processes, each storing its own batches in the state
+        database (one transaction per batch: SQLite takes one writer at a time, and a batch holds
+        it for milliseconds). Nothing read crosses back to this process, so its memory stays that
+        of one batch, not of the whole scan.
+        """
         jobs = jobs or os.cpu_count() or 1
-        done_bytes = 0
-        if jobs <= 1 or total < PARALLEL_BYTES or len(tasks) < 2:
-            for task in tasks:
-                result = read_file(task)
-                done_bytes += max(sources[task.path].size - task.offset, 0)
-                if progress:
-                    progress(done_bytes, total)
-                yield result
-            return
         # The largest first, so no worker is left with one big file at the end.
-        tasks = sorted(tasks, key=lambda t: sources[t.path].size - t.offset, reverse=True)
+        tasks = sorted(tasks, key=_todo, reverse=True)
+        batches: list[list[Task]] = [[]]
+        size = 0
+        for task in tasks:
+            if batches[-1] and (size + _todo(task) > BATCH_BYTES or len(batches[-1]) >= BATCH_FILES):
+                batches.append([])
+                size = 0
+            batches[-1].append(task)
+            size += _todo(task)
+        done = 0
+        if jobs <= 1 or total < PARALLEL_BYTES or len(batches) < 2:
+            for batch in batches:
+                done += read_and_store(self.db, batch)
+                if progress:
+                    progress(done, total)
+            return
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         )
-        with context.Pool(min(jobs, len(tasks))) as pool:
-            offsets = {task.path: task.offset for task in tasks}
-            chunk = max(1, min(32, len(tasks) // (jobs * 8)))
-            for result in pool.imap_unordered(read_file, tasks, chunksize=chunk):
-                done_bytes += max(sources[result.path].size - offsets[result.path], 0)
+        with context.Pool(min(jobs, len(batches))) as pool:
+            for read in pool.imap_unordered(partial(read_and_store, self.db), batches):
+                done += read
                 if progress:
-                    progress(done_bytes, total)
-                yield result
+                    progress(done, total)
 
-    def _store_many(self, results: Iterable[Done], sources: dict[str, Source], new: set[str]) -> None:
-        """Store what the reads found, 256 files per transaction, on one connection.
 
-        The index is a cache of what is on disk: it is written without waiting for the disk at
-        each commit (``synchronous=NORMAL``; in WAL mode a crash loses at most the last
-        transactions, never the database, and a scan reads them again).
-        """
-        with self.db.connect() as db:
-            db.execute("PRAGMA synchronous=NORMAL")
-            batch: list[Done] = []
-            for result in results:
-                batch.append(result)
-                if len(batch) >= 256:
-                    self._store(db, batch, sources, new)
-                    batch = []
-            if batch:
-                self._store(db, batch, sources, new)
+def read_and_store(db: StateDB, batch: list[Task]) -> int:
+    """Read each file of ``batch`` and store what was found, in one transaction; the bytes read.
 
-    def _store(self, db: Any, batch: list[Done], sources: dict[str, Source], new: set[str]) -> None:
-        stamp = iso(datetime.now(UTC))
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for done in batch:
-                source = sources[done.path]
-                fresh = done.path in new
-                old = (
-                    None
-                    if fresh
-                    else db.execute(
-                        "SELECT id, usage, issues FROM trace_files WHERE path = ?", (done.path,)
-                    ).fetchone()
-                )
-                issues: list[Any] = done.issues
-                if done.blobs is not None:
-                    blobs = done.blobs
-                else:
-                    rows = done.rows
-                    if old is not None:
-                        rows = dedupe([*orjson.loads(old[1]), *rows])
-                        issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
-                    keys, entries = fold(rows)
-                    blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
-                values = (
-                    source.harness,
-                    source.run_id,
-                    source.size,
-                    source.mtime_ns,
-                    source.inode,
-                    done.head,
-                    done.offset,
-                    done.line,
-                    orjson.dumps(done.state).decode(),
-                    *blobs,
-                    orjson.dumps(issues).decode(),
-                    stamp,
-                )
-                if old is None:
-                    file_id = db.execute(
-                        "INSERT INTO trace_files (harness, run_id, size, mtime_ns, inode, head, offset, "
-                        "line, state, usage, keys, summary, issues, read_at, path) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (*values, done.path),
-                    ).lastrowid
-                    assert file_id is not None
-                else:
-                    file_id = old[0]
-                    db.execute(
-                        "UPDATE trace_files SET harness = ?, run_id = ?, size = ?, mtime_ns = ?, inode = ?, "
-                        "head = ?, offset = ?, line = ?, state = ?, usage = ?, keys = ?, summary = ?, "
-                        "issues = ?, read_at = ? "
-                        "WHERE id = ?",
-                        (*values, file_id),
-                    )
-                self._store_sessions(db, file_id, source.harness, done, fresh)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+    Runs in a worker process as well as in the scanning one: it opens its own connection.
+    """
+    results = [(task, read_file(task)) for task in batch]
+    with db.connect() as conn:
+        conn.execute("PRAGMA synchronous=NORMAL")  # a cache of the logs: a crash loses a batch, read again
+        _store(conn, results)
+    return sum(_todo(task) for task in batch)
 
-    @staticmethod
-    def _store_sessions(db: Any, file_id: int, harness: str, done: Done, fresh: bool) -> None:
-        if done.restarted and not fresh:
-            db.execute("DELETE FROM trace_sessions WHERE file_id = ?", (file_id,))
-        for data in done.sessions:
-            meta = _meta(data)
-            row = (
-                None
-                if fresh
-                else db.execute(
-                    "SELECT session_id, parent_id, cwd, started, ended, models, title, agent "
-                    "FROM trace_sessions WHERE file_id = ? AND session_id = ?",
-                    (file_id, meta.session_id),
+
+def _todo(task: Task) -> int:
+    """The bytes ``task`` has to read."""
+    return max((task.source.size if task.source else 0) - task.offset, 0)
+
+
+def _store(db: Any, batch: list[tuple[Task, Done]]) -> None:
+    stamp = iso(datetime.now(UTC))
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for task, done in batch:
+            source = task.source
+            assert source is not None
+            old = (
+                db.execute(
+                    "SELECT id, usage, issues FROM trace_files WHERE path = ?", (done.path,)
                 ).fetchone()
+                if task.known
+                else None
             )
-            if row is not None:
-                old = _meta(dict(zip(_SESSION_KEYS, [*row[:5], orjson.loads(row[5]), *row[6:]], strict=True)))
-                meta = merge_meta(old, meta)
-            db.execute(
-                "INSERT OR REPLACE INTO trace_sessions (file_id, harness, session_id, parent_id, cwd, "
-                "started, ended, models, title, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    file_id,
-                    harness,
-                    meta.session_id,
-                    meta.parent_id,
-                    meta.cwd,
-                    meta.started,
-                    meta.ended,
-                    orjson.dumps(meta.models).decode(),
-                    meta.title,
-                    meta.agent,
-                ),
+            issues: list[Any] = done.issues
+            if done.blobs is not None:
+                blobs = done.blobs
+            else:
+                rows = done.rows
+                if old is not None:
+                    rows = dedupe([*orjson.loads(old[1]), *rows])
+                    issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
+                keys, entries = fold(rows)
+                blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
+            values = (
+                source.harness,
+                source.run_id,
+                source.size,
+                source.mtime_ns,
+                source.inode,
+                done.head,
+                done.offset,
+                done.line,
+                orjson.dumps(done.state).decode(),
+                *blobs,
+                orjson.dumps(issues).decode(),
+                stamp,
             )
+            if old is None:
+                file_id = db.execute(
+                    "INSERT INTO trace_files (harness, run_id, size, mtime_ns, inode, head, offset, "
+                    "line, state, usage, keys, summary, issues, read_at, path) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*values, done.path),
+                ).lastrowid
+                assert file_id is not None
+            else:
+                file_id = old[0]
+                db.execute(
+                    "UPDATE trace_files SET harness = ?, run_id = ?, size = ?, mtime_ns = ?, inode = ?, "
+                    "head = ?, offset = ?, line = ?, state = ?, usage = ?, keys = ?, summary = ?, "
+                    "issues = ?, read_at = ? "
+                    "WHERE id = ?",
+                    (*values, file_id),
+                )
+            _store_sessions(db, file_id, source.harness, done, old is None)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _store_sessions(db: Any, file_id: int, harness: str, done: Done, fresh: bool) -> None:
+    if done.restarted and not fresh:
+        db.execute("DELETE FROM trace_sessions WHERE file_id = ?", (file_id,))
+    for data in done.sessions:
+        meta = _meta(data)
+        row = (
+            None
+            if fresh
+            else db.execute(
+                "SELECT session_id, parent_id, cwd, started, ended, models, title, agent "
+                "FROM trace_sessions WHERE file_id = ? AND session_id = ?",
+                (file_id, meta.session_id),
+            ).fetchone()
+        )
+        if row is not None:
+            old = _meta(dict(zip(_SESSION_KEYS, [*row[:5], orjson.loads(row[5]), *row[6:]], strict=True)))
+            meta = merge_meta(old, meta)
+        db.execute(
+            "INSERT OR REPLACE INTO trace_sessions (file_id, harness, session_id, parent_id, cwd, "
+            "started, ended, models, title, agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                file_id,
+                harness,
+                meta.session_id,
+                meta.parent_id,
+                meta.cwd,
+                meta.started,
+                meta.ended,
+                orjson.dumps(meta.models).decode(),
+                meta.title,
+                meta.agent,
+            ),
+        )
 
 
 _SESSION_KEYS = ("session_id", "parent_id", "cwd", "started", "ended", "models", "title", "agent")

@@ -406,15 +406,17 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
     operations, and only their copies are compared.
     """
     query = f"SELECT id, harness, keys FROM trace_files {where}ORDER BY path"
-    seen: dict[str, set[str]] = {}
-    copied: dict[str, set[str]] = {}
+    # First the keys' hashes seen in more than one file (ints take a third of the memory of the keys);
+    # a hash shared by two keys only makes them candidates: their copies are compared by key below.
+    seen: dict[str, set[int]] = {}
+    copied: dict[str, set[int]] = {}
     with index.db.connect() as db:
         for _, owner, blob in db.execute(query, args):
-            keys = orjson.loads(blob).keys()
+            hashes = set(map(hash, orjson.loads(blob)))
             known = seen.setdefault(owner, set())
-            if twice := known.intersection(keys):
+            if twice := known & hashes:
                 copied.setdefault(owner, set()).update(twice)
-            known.update(keys)
+            known |= hashes
         del seen
         best: dict[tuple[str, str], tuple[list[int], int]] = {}
         lost: dict[int, list[int]] = {}
@@ -423,7 +425,7 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
             if not mine:
                 continue
             keys = orjson.loads(blob)
-            for key in mine.intersection(keys):
+            for key in [k for k in keys if hash(k) in mine]:
                 copy = keys[key]  # [place in the file, *rank]
                 known_copy = best.get((owner, key))
                 if known_copy is None:
