@@ -1,12 +1,15 @@
 """Usage reports over the trace index: by day, month, session or model, exact to the token, priced.
 
-Each model call counts once. Within a file, of the lines that share a call's
-key, the one with the largest total counts (a streamed message's usage only
-grows); across files the first file, in path order, to hold a key keeps it (a
-resumed session that copied its history into a new file does not count it
-twice). A figure no call reported is
-``not_reported``; one that only some calls of a row reported is ``unknown``:
-a sum of the rest would be a guess presented as a count.
+Each model call counts once: of the lines and files that share a call's key,
+the best copy counts (not a side chain's copy, then the largest total: a
+streamed message's usage only grows), the first in path order of equals; a
+resumed session that copied its history into a new file, or a subagent's
+messages copied into its parent's log, do not count twice. A figure no call
+reported is ``not_reported``; one that only some calls of a row reported is
+``unknown``: a sum of the rest would be a guess presented as a count.
+
+The report adds up the folds the index keeps per file
+(:mod:`tackroom.trace.summary`), less the calls a file holds only as a copy.
 
 Days and months are in the report's time zone (the local one unless asked),
 as the timestamps in the logs are instants. A call without a valid timestamp
@@ -149,9 +152,8 @@ class _Days:
     """Times to local days: a UTC hour or quarter hour (an entry's slot) or a time as written
     (``@``-prefixed), each found once."""
 
-    def __init__(self, tz: tzinfo | None, width: int = HOUR) -> None:
+    def __init__(self, tz: tzinfo | None) -> None:
         self._tz = tz
-        self._width = width
         self._cache: dict[str, str] = {}
 
     def of_slot(self, when: Any) -> str:
@@ -256,7 +258,7 @@ def _build_at(
     alone: bool,
 ) -> dict[str, Any]:
     """The report from the stored folds, or (for another ``width``, or ``alone``) from the rows."""
-    days = _Days(tz, width)
+    days = _Days(tz)
     group = options.group
     since, until = options.since, options.until
     rows: dict[str, _Row] = {}
@@ -272,8 +274,8 @@ def _build_at(
         # Entries that land in one row, model and price class are added up first, so each sum is
         # put in its row and priced once. A call kept alone stays alone (its class is its own).
         session = entry[E_SESSION] if group == "session" else None
-        alone = (file_id, entry[E_ALONE]) if entry[E_ALONE] else 0
-        key = (owner, entry[E_SLOT], entry[E_MODEL], session, alone, entry[E_BAND])
+        single = (file_id, entry[E_ALONE]) if entry[E_ALONE] else 0
+        key = (owner, entry[E_SLOT], entry[E_MODEL], session, single, entry[E_BAND])
         known = merged.get(key)
         if known is None:
             merged[key] = (owner, entry)
