@@ -412,3 +412,25 @@ def test_a_copy_with_an_unknown_figure_is_taken_out_by_folding_its_file_again(pr
     assert by_day(report) == {"2026-11-01": (15, 6, 3, 0, 2)}
     sessions = api.usage("session", harness="claude-code", timezone="UTC")
     assert {r["key"]: r["calls"] for r in sessions["rows"]} == {"s1": 1, "s2": 1}
+
+
+def test_prices_are_derived_in_a_child_process_and_cached(projects: Path, tmp_path: Path) -> None:
+    """The first report of a release derives its models' prices in a child (genai-prices' table is
+    about 20 MB the report's process does not keep); the next finds them in the cache file."""
+    import subprocess
+    import sys
+
+    write(projects / "p" / "s1.jsonl", line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(1_000_000, 0)))
+    probe = (
+        "import sys\n"
+        "from tackroom.trace import api\n"
+        "report = api.usage('daily', harness='claude-code', timezone='UTC')\n"
+        "print(report['totals']['cost_usd'], 'genai_prices' in sys.modules)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _ in range(2):
+        found = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
+        )
+        assert found.stdout.split() == ["6", "False"], found.stderr  # $6 / MTok past 200k
+    assert list((tmp_path / "cache" / "tackroom").glob("prices-*.json"))

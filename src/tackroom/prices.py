@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+PREFETCH_TIMEOUT_S = 120.0
 PROBE = 1_000_000
 """Tokens in a probe call used to read a rate (large: the per-token rate comes out exact)."""
 
@@ -114,6 +117,33 @@ class PriceBook:
             self._dirty = True
         return self._known[model]
 
+    def prefetch(self, models: Iterable[str]) -> None:
+        """Derive the prices of the ``models`` not known yet, all at once, in a child process.
+
+        ``genai-prices``' table costs about 20 MB of memory and half a second to import: a report
+        (which needs a few models' rates, once per release) keeps neither. Should the child
+        fail, :meth:`lookup` derives them here instead.
+        """
+        self._load()
+        missing = sorted({model for model in models if model not in self._known})
+        if not missing:
+            return
+        try:
+            child = subprocess.run(
+                [sys.executable, "-m", "tackroom.prices"],
+                input=json.dumps(missing),
+                capture_output=True,
+                text=True,
+                timeout=PREFETCH_TIMEOUT_S,
+                check=True,
+            )
+            found = json.loads(child.stdout)
+            derived = {m: None if found[m] is None else ModelPrices.from_json(found[m]) for m in missing}
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError, ArithmeticError):
+            return
+        self._known.update(derived)
+        self._dirty = True
+
     def save(self) -> None:
         """Keep what was looked up for the next report (a cache: failing to write it loses nothing)."""
         if not self._dirty or self._cache_file is None:
@@ -179,3 +209,14 @@ def _derive(model: str) -> ModelPrices | None:
         r_write = (price(whole - half, cache_write=half) - (whole - half) * r_in) / half
         rates.append(Rates(r_in, r_out, r_read, r_write))
     return ModelPrices(found.model.id, found.provider.id, tuple(thresholds), tuple(rates))
+
+
+def _main() -> None:
+    """``python -m tackroom.prices``: the prices of the models named on stdin (a JSON list), as JSON."""
+    models = json.loads(sys.stdin.read())
+    found = {str(m): _derive(str(m)) for m in models}
+    print(json.dumps({m: None if p is None else p.to_json() for m, p in found.items()}))
+
+
+if __name__ == "__main__":
+    _main()

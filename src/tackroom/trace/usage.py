@@ -353,6 +353,8 @@ def _build_at(
             for entry in [*entries, *out]:
                 assert entry is not None
                 add(owner, file_id, entry)
+    if book is not None:
+        book.prefetch(entry[E_MODEL] or "unknown" for _, entry in merged.values())
     for owner, entry in merged.values():
         count(owner, entry)
     if book is not None:
