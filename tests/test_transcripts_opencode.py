@@ -196,6 +196,25 @@ def test_a_damaged_store_is_an_issue_never_a_crash(tmp_path_factory: Any, junk: 
     assert all(i.path == path for i in items if isinstance(i, TraceIssue))
 
 
+def test_text_that_is_not_utf8_is_read_with_replacement_characters(tmp_path: Path) -> None:
+    """SQLite keeps whatever bytes a TEXT was given: a title or a part that is not UTF-8 is read with
+    U+FFFD where the bytes were bad, and the usage beside it is still counted."""
+    path = tmp_path / "opencode.db"
+    shutil.copy(GOLDEN / "files" / "opencode.db", path)
+    before = len(_usage(_read(path)))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE session SET title = CAST(X'4142FF43' AS TEXT)")
+        db.execute(
+            "UPDATE part SET data = CAST(X'7BFF7D' AS TEXT) WHERE rowid = (SELECT min(rowid) FROM part)"
+        )
+    db.close()
+    items = _read(path)
+    titles = {i.title for i in items if isinstance(i, SessionMeta)}
+    assert titles == {"AB\ufffdC"}
+    assert len(_usage(items)) >= before - 1  # the damaged part alone is lost
+    assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in items)
+
+
 def _installed(harness: str) -> str:
     """The data dir where the real harness is installed (as tests/real has it), else the test is skipped."""
     root = Path(__file__).resolve().parents[1]

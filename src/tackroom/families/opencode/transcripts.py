@@ -143,6 +143,7 @@ def snapshot(path: Path) -> Iterator[sqlite3.Connection]:
     if not (_stat(wal) or (0, 0))[0]:
         uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
         with closing(sqlite3.connect(uri, uri=True)) as db:
+            db.text_factory = _text
             yield db
         return
     with tempfile.TemporaryDirectory(prefix="tackroom-opencode-") as scratch:
@@ -156,8 +157,14 @@ def snapshot(path: Path) -> Iterator[sqlite3.Connection]:
         else:
             raise OSError(f"{path.name} kept changing while it was copied ({COPY_ATTEMPTS} attempts)")
         with closing(sqlite3.connect(copy)) as db:
+            db.text_factory = _text
             db.execute("PRAGMA query_only = 1")
             yield db
+
+
+def _text(value: bytes) -> str:
+    """TEXT as the store holds it; bytes a damaged store holds that are not UTF-8 become U+FFFD."""
+    return value.decode("utf-8", "replace")
 
 
 class OpencodeTranscripts(TranscriptReader):
