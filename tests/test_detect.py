@@ -113,14 +113,14 @@ def test_markers_are_found_at_the_repository_root(tmp_path: Path) -> None:
 def test_a_variant_inherits_markers_without_becoming_a_candidate(config_dir: Path, tmp_path: Path) -> None:
     (config_dir / "adapters.d" / "10.toml").write_text(
         '[adapter.claude-mine]\nextends = "claude-code"\nexecutable = "/opt/claude"\n\n'
-        '[adapter.kilo]\nextends = "opencode"\n[[adapter.kilo.detect]]\npath = ".kilocode"\nscore = 10\n',
+        '[adapter.fork]\nextends = "opencode"\n[[adapter.fork.detect]]\npath = ".forkcode"\nscore = 10\n',
         encoding="utf-8",
     )
     adapters = load_adapters()
     found = detect(repo(tmp_path, dirs=(".claude",)), adapters)
     assert [m.adapter for m in found.matches] == ["claude-code"]
-    kilo = detect(repo(tmp_path / "k", dirs=(".kilocode",)), adapters)
-    assert (kilo.chosen, kilo.matches[0].harness) == ("kilo", "opencode")
+    fork = detect(repo(tmp_path / "k", dirs=(".forkcode",)), adapters)
+    assert (fork.chosen, fork.matches[0].harness) == ("fork", "opencode")
 
 
 def test_a_link_out_of_the_repository_is_skipped_with_why(tmp_path: Path) -> None:
