@@ -198,6 +198,16 @@ class Gateway:
         """Batches of calls the store refused (none, normally)."""
         return list(self._writer.failures)
 
+    def task_count(self) -> int:
+        """How many asyncio tasks the gateway's loop holds (for leak checks)."""
+        if self._loop is None:
+            return 0
+
+        async def count() -> int:
+            return len(asyncio.all_tasks()) - 1  # not this one
+
+        return asyncio.run_coroutine_threadsafe(count(), self._loop).result(_STOP_GRACE_S)
+
     @property
     def in_flight(self) -> int:
         return self._proxy.in_flight
