@@ -280,7 +280,11 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize(calls: Iterable[dict[str, Any]], by: GroupBy) -> list[dict[str, Any]]:
-    """Sum usage per group; a figure some calls did not report is counted in ``not_reported``."""
+    """Sum usage per group; a figure some calls did not report is counted in ``not_reported``.
+
+    ``cost_usd`` sums the priced calls (None when none is); ``unpriced_calls`` says how many
+    calls' cost is unknown, so a partial sum is never mistaken for the whole.
+    """
     groups: dict[str, dict[str, Any]] = {}
     for call in calls:
         key = _group_key(call, by)
@@ -296,7 +300,7 @@ def summarize(calls: Iterable[dict[str, Any]], by: GroupBy) -> list[dict[str, An
         if call["cost_usd"] is None:
             group["unpriced_calls"] += 1
         else:
-            group["cost_usd"] = str(Decimal(group["cost_usd"]) + Decimal(call["cost_usd"]))
+            group["cost_usd"] = str(Decimal(group["cost_usd"] or 0) + Decimal(call["cost_usd"]))
     return [groups[key] for key in sorted(groups)]
 
 
@@ -307,7 +311,7 @@ def _empty_group(by: GroupBy, key: str) -> dict[str, Any]:
         "incomplete": 0,
         "usage": dict.fromkeys(USAGE_FIGURES, 0),
         "not_reported": dict.fromkeys(USAGE_FIGURES, 0),
-        "cost_usd": "0",
+        "cost_usd": None,
         "unpriced_calls": 0,
     }
 
