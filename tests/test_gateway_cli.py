@@ -68,7 +68,7 @@ def test_serve_then_list_calls_and_usage(tmp_path: Path) -> None:
         "cache_read": 200,
         "cache_write": 30,
         "output": 50,
-        "reasoning": 0,
+        "reasoning": None,
     }
     assert claude_row["not_reported"]["reasoning"] == 1 and Decimal(claude_row["cost_usd"]) > 0
     assert mystery["cost_usd"] is None and mystery["unpriced_calls"] == 1  # unknown, never 0
@@ -90,3 +90,12 @@ def test_serve_refuses_a_bad_upstream_and_a_taken_port(tmp_path: Path) -> None:
 def test_calls_refuses_run_and_trace_together(tmp_path: Path) -> None:
     both = run_cli("gateway", "calls", "--run", "a", "--trace", "b", "--db", str(tmp_path / "c.db"))
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_run_refuses_a_gateway_with_its_own_endpoint_or_capture(tmp_path: Path) -> None:
+    mocked = run_cli("run", "claude-code", "hi", "--gateway", "http://127.0.0.1:9", "--mock-text", "x")
+    assert mocked.returncode == 1 and "forwards to its own upstream" in mocked.stderr
+    both = run_cli("run", "claude-code", "hi", "--gateway", "http://127.0.0.1:9", "--capture")
+    assert both.returncode == 1 and "choose one" in both.stderr
+    bad = run_cli("run", "claude-code", "hi", "--gateway", "ftp://x")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -157,7 +157,7 @@ def _figure(value: int | None) -> str:
 
 def _sum(group: dict[str, Any], name: str) -> str:
     missing = group["not_reported"][name]
-    if missing == group["calls"]:
+    if group["usage"][name] is None:
         return NOT_REPORTED
     total = f"{group['usage'][name]:,}"
     return total if not missing else f"{total} ({missing} {NOT_REPORTED})"

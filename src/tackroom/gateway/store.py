@@ -280,7 +280,8 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize(calls: Iterable[dict[str, Any]], by: GroupBy) -> list[dict[str, Any]]:
-    """Sum usage per group; a figure some calls did not report is counted in ``not_reported``.
+    """Sum usage per group; a figure some calls did not report is counted in ``not_reported``
+    (and is None when no call of the group reported it).
 
     ``cost_usd`` sums the priced calls (None when none is); ``unpriced_calls`` says how many
     calls' cost is unknown, so a partial sum is never mistaken for the whole.
@@ -301,6 +302,10 @@ def summarize(calls: Iterable[dict[str, Any]], by: GroupBy) -> list[dict[str, An
             group["unpriced_calls"] += 1
         else:
             group["cost_usd"] = str(Decimal(group["cost_usd"] or 0) + Decimal(call["cost_usd"]))
+    for group in groups.values():
+        for name in USAGE_FIGURES:
+            if group["not_reported"][name] == group["calls"]:
+                group["usage"][name] = None  # no call reported it: unknown, not 0
     return [groups[key] for key in sorted(groups)]
 
 
