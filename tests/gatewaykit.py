@@ -6,6 +6,7 @@ The header ``x-fault`` picks what the upstream does with a request:
 * ``reset``: the stream's first events, then the connection is cut;
 * ``slow``: the answer after ``x-delay`` seconds (0.5 by default) of silence;
 * ``malformed``: a stream with an event whose data is not JSON;
+* ``drip``: a stream whose events come ``x-delay`` seconds apart;
 * ``429`` / ``500`` / ``503``: Anthropic's error body with that status (``retry-after`` on 429).
 """
 
@@ -130,8 +131,10 @@ class FakeUpstream:
         fault = request.headers.get("x-fault", "ok")
         body = await request.read()
         streamed = b'"stream": true' in body or b'"stream":true' in body
+        if fault == "slow" or fault == "drip":
+            delay = float(request.headers.get("x-delay", "0.5"))
         if fault == "slow":
-            await asyncio.sleep(float(request.headers.get("x-delay", "0.5")))
+            await asyncio.sleep(delay)
         if fault in ("429", "500", "503"):
             status = int(fault)
             kind = {429: "rate_limit_error", 500: "api_error", 503: "overloaded_error"}[status]
@@ -159,6 +162,8 @@ class FakeUpstream:
                 request.transport.close()
                 return answer
             await answer.write(event)
+            if fault == "drip":
+                await asyncio.sleep(delay)
         await answer.write_eof()
         return answer
 

@@ -120,6 +120,34 @@ def test_error_statuses_pass_through(gw: Gateway, fault: str, error: type[Except
     assert call["usage"]["output"] is None and call["cost_usd"] is None
 
 
+def test_a_client_that_hangs_up_mid_stream_is_recorded(gw: Gateway) -> None:
+    drip = anthropic.Anthropic(
+        base_url=gw.trace_url("tr-f"),
+        api_key=KEY,
+        max_retries=0,
+        default_headers={"x-fault": "drip", "x-delay": "0.1"},
+    )
+    with drip.messages.stream(model="m", max_tokens=5, messages=HI) as stream:
+        next(iter(stream))  # the first event, then hang up
+    call = only_call(gw)
+    assert call["outcome"] == "incomplete" and "the client went away" in call["reason"]
+
+
+def test_a_call_in_flight_when_the_gateway_stops_is_recorded(upstream: FakeUpstream, tmp_path: Path) -> None:
+    gw = Gateway(upstream=upstream.base_url, db=tmp_path / "state.db").start()
+    drip = anthropic.Anthropic(
+        base_url=gw.trace_url("tr-f"),
+        api_key=KEY,
+        max_retries=0,
+        default_headers={"x-fault": "drip", "x-delay": "1"},
+    )
+    with drip.messages.stream(model="m", max_tokens=5, messages=HI) as stream:
+        next(iter(stream))
+        gw.stop()
+    [call] = gw.store.calls(trace="tr-f")
+    assert call["outcome"] == "incomplete" and "stopped" in call["reason"]
+
+
 # --- load -----------------------------------------------------------------------------------------
 
 FAULTS = ("reset", "slow", "malformed", "429", "500", "refused")
