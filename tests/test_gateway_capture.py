@@ -123,3 +123,30 @@ def test_bodies_are_redacted() -> None:
         "nested": [{"token": "<redacted>"}],
         "text": "<redacted>",
     }
+
+
+def _call(wire: str, **usage: int | None) -> dict[str, Any]:
+    figures = dict.fromkeys(("input_uncached", "cache_read", "cache_write", "output", "reasoning"))
+    return {"wire_api": wire, "usage": {**figures, **usage}}
+
+
+def test_reconciliation_explains_each_difference() -> None:
+    from tackroom.gateway.reconcile import reconcile
+    from tackroom.trace.events import Usage as Reported
+
+    calls = [
+        _call("openai-responses", input_uncached=100, cache_read=10, cache_write=5, output=7, reasoning=0),
+        _call("openai-responses", input_uncached=50, cache_read=10, cache_write=4, output=3, reasoning=0),
+    ]
+    found = reconcile(Reported(input=159, output=3, cache_read=20, cache_write=None), calls)
+    assert found["cache_read"] == {"harness": 20, "gateway": 20, "difference": 0, "explanation": None}
+    assert "cache writes inside its input" in found["input"]["explanation"]
+    assert (
+        found["output"]["difference"] == -7 and "only its last model call" in found["output"]["explanation"]
+    )
+    assert found["cache_write"]["harness"] is None and "no cache_write" in found["cache_write"]["explanation"]
+    assert "no reasoning figure" in found["reasoning"]["explanation"]
+    fewer = reconcile(
+        Reported(input=100, output=9), [*calls, _call("openai-chat", input_uncached=1, output=1)]
+    )
+    assert "fewer" in fewer["output"]["explanation"]

@@ -84,3 +84,8 @@ def test_every_model_request_is_captured_with_exact_usage(harness: Adapter, run_
     summed = result.capture["usage"]
     assert summed["calls"] == len(calls)
     assert summed["usage"]["output"] == sum(EXPECTED[c["wire_api"]]["output"] or 0 for c in generated)
+    # Beside the harness's own report: each harness here counts its one call's output as the provider sent it.
+    reconciliation = result.capture["reconciliation"]
+    assert reconciliation["output"] == {"harness": OUT, "gateway": OUT, "difference": 0, "explanation": None}
+    for figure in reconciliation.values():
+        assert figure["difference"] in (0, None) or figure["explanation"], figure

@@ -8,12 +8,15 @@ import orjson
 
 from tackroom.redact import REDACTED, is_secret_name, redact_text
 
+# A JSON key that is_secret_name would catch ends its name with one of these ("max_tokens" does not).
+_SECRET_WORDS = (b'key"', b'token"', b"secret", b"password", b"passwd", b"auth", b"credential", b"cookie")
+
 
 def redact_body(data: bytes, secrets: frozenset[str]) -> bytes:
     """``data`` with the call's credentials and any value under a secret-named JSON key hidden."""
     for secret in sorted(secrets, key=len, reverse=True):
         data = data.replace(secret.encode(), REDACTED.encode())
-    if not any(word in data for word in (b"key", b"token", b"secret", b"password", b"auth")):
+    if not any(word in data.lower() for word in _SECRET_WORDS):
         return data
     try:
         value = orjson.loads(data)

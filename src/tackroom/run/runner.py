@@ -181,7 +181,7 @@ async def arun(
         )
         result = replace(result, trace=_traces(resolved, result, started, env, environ, root))
         if captor is not None:
-            result = replace(result, capture=_captured(captor, run_dir.name))
+            result = replace(result, capture=_captured(captor, run_dir.name, result))
         save(result)
         return result
 
@@ -264,14 +264,20 @@ def _through_gateway(endpoint: Endpoint | None, url: str, run_id: str, api_key_e
     return replace(endpoint, base_url=traced)
 
 
-def _captured(captor: Gateway, run_id: str) -> dict[str, Any]:
-    """The run's calls as its gateway stored them, and their usage summed."""
+def _captured(captor: Gateway, run_id: str, result: Result) -> dict[str, Any]:
+    """The run's calls as its gateway stored them, their usage summed, and beside the harness's report."""
+    from tackroom.gateway.reconcile import reconcile
     from tackroom.gateway.store import summarize
 
     captor.flush()
     calls = captor.store.calls(run=run_id)
     summed = summarize(calls, "run")
-    return {"calls": calls, "usage": summed[0] if summed else None, "failures": captor.failures}
+    return {
+        "calls": calls,
+        "usage": summed[0] if summed else None,
+        "reconciliation": reconcile(result.usage, calls),
+        "failures": captor.failures,
+    }
 
 
 def _explained(result: Result, untrusted: str | None) -> str | None:
