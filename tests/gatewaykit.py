@@ -16,10 +16,12 @@ import asyncio
 import json
 import socket
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, Self
 
+import pytest
 from aiohttp import web
 
 MODEL = "claude-sonnet-4-5"
@@ -173,3 +175,29 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+_clients: list[Any] = []
+
+
+def claude(**options: Any) -> Any:
+    """An ``anthropic.Anthropic`` client, closed when the test ends (its pooled sockets with it)."""
+    import anthropic
+
+    _clients.append(anthropic.Anthropic(**options))
+    return _clients[-1]
+
+
+def gpt(**options: Any) -> Any:
+    """An ``openai.OpenAI`` client, closed when the test ends."""
+    import openai
+
+    _clients.append(openai.OpenAI(**options))
+    return _clients[-1]
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _clients:
+        _clients.pop().close()

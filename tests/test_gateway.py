@@ -10,9 +10,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import anthropic
-import openai
 import pytest
+from tests.gatewaykit import (
+    _close_clients,  # noqa: F401  (the fixture closes SDK clients)
+    claude,
+    gpt,
+)
 
 from tackroom.gateway import Gateway, SQLiteCaptureStore
 from tackroom.mock import MockServer, Script, Turn, Usage
@@ -50,7 +53,8 @@ def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, answer.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
+        with exc:
+            return exc.code, exc.read()
 
 
 def cost(model: str, uncached: int, output: int, read: int, write: int) -> Decimal:
@@ -64,7 +68,7 @@ def cost(model: str, uncached: int, output: int, read: int, write: int) -> Decim
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_anthropic_sdk_through_the_gateway(gw: Gateway, stream: bool) -> None:
-    client = anthropic.Anthropic(base_url=gw.trace_url("tr-a"), api_key=ANTHROPIC_KEY, max_retries=0)
+    client = claude(base_url=gw.trace_url("tr-a"), api_key=ANTHROPIC_KEY, max_retries=0)
     if stream:
         with client.messages.stream(model="claude-sonnet-4-5", max_tokens=20, messages=HI) as answer:
             message = answer.get_final_message()
@@ -98,7 +102,7 @@ def test_anthropic_sdk_through_the_gateway(gw: Gateway, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_openai_chat_sdk_through_the_gateway(gw: Gateway, stream: bool) -> None:
-    client = openai.OpenAI(base_url=gw.trace_url("tr-c") + "/v1", api_key=OPENAI_KEY, max_retries=0)
+    client = gpt(base_url=gw.trace_url("tr-c") + "/v1", api_key=OPENAI_KEY, max_retries=0)
     if stream:
         chunks = client.chat.completions.create(
             model="gpt-4o", messages=HI, stream=True, stream_options={"include_usage": True}
@@ -122,7 +126,7 @@ def test_openai_chat_sdk_through_the_gateway(gw: Gateway, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_openai_responses_sdk_through_the_gateway(gw: Gateway, stream: bool) -> None:
-    client = openai.OpenAI(base_url=gw.trace_url("tr-r") + "/v1", api_key=OPENAI_KEY, max_retries=0)
+    client = gpt(base_url=gw.trace_url("tr-r") + "/v1", api_key=OPENAI_KEY, max_retries=0)
     if stream:
         with client.responses.stream(model="gpt-5", input="hi") as answer:
             text = answer.get_final_response().output_text
@@ -162,7 +166,7 @@ def test_gemini_with_plain_http(gw: Gateway, method: str) -> None:
 
 
 def test_model_lists_are_forwarded_and_recorded(gw: Gateway) -> None:
-    client = openai.OpenAI(base_url=gw.trace_url("tr-m") + "/v1", api_key=OPENAI_KEY, max_retries=0)
+    client = gpt(base_url=gw.trace_url("tr-m") + "/v1", api_key=OPENAI_KEY, max_retries=0)
     assert [m.id for m in client.models.list()]
     with urllib.request.urlopen(f"{gw.trace_url('tr-m')}/v1beta/models", timeout=10) as answer:
         assert answer.status == 200 and b"models" in answer.read()
@@ -175,7 +179,7 @@ def test_model_lists_are_forwarded_and_recorded(gw: Gateway) -> None:
 
 
 def test_unknown_model_has_unknown_cost(gw: Gateway) -> None:
-    client = anthropic.Anthropic(base_url=gw.trace_url("tr-u"), api_key=ANTHROPIC_KEY, max_retries=0)
+    client = claude(base_url=gw.trace_url("tr-u"), api_key=ANTHROPIC_KEY, max_retries=0)
     client.messages.create(model="no-such-model-anywhere", max_tokens=5, messages=HI)
     [call] = calls(gw, trace="tr-u")
     assert call["usage"]["output"] == 50 and call["cost_usd"] is None
@@ -227,7 +231,7 @@ def test_repeated_history_is_stored_once(gw: Gateway) -> None:
     store = gw.store
     assert isinstance(store, SQLiteCaptureStore)
     history: list[dict[str, Any]] = [{"role": "user", "content": "x" * 5000}]
-    client = anthropic.Anthropic(base_url=gw.trace_url("tr-d"), api_key=ANTHROPIC_KEY, max_retries=0)
+    client = claude(base_url=gw.trace_url("tr-d"), api_key=ANTHROPIC_KEY, max_retries=0)
     client.messages.create(model="m", max_tokens=5, messages=history)
     gw.flush()
     before = store.blob_count()
@@ -248,16 +252,16 @@ def test_secrets_never_reach_the_database(mock: MockServer, tmp_path: Path) -> N
     db = tmp_path / "state.db"
     injected = "sk-ant-INJECTED-by-the-gateway-0004"
     with Gateway(upstream=mock.base_url, db=db) as gw:
-        client = anthropic.Anthropic(base_url=gw.trace_url("tr-s"), api_key=ANTHROPIC_KEY, max_retries=0)
+        client = claude(base_url=gw.trace_url("tr-s"), api_key=ANTHROPIC_KEY, max_retries=0)
         client.messages.create(
             model="m", max_tokens=5, messages=[{"role": "user", "content": f"my key is {ANTHROPIC_KEY}"}]
         )
-        oai = openai.OpenAI(base_url=gw.trace_url("tr-s") + "/v1", api_key=OPENAI_KEY, max_retries=0)
+        oai = gpt(base_url=gw.trace_url("tr-s") + "/v1", api_key=OPENAI_KEY, max_retries=0)
         oai.chat.completions.create(model="m", messages=HI, extra_body={"api_key": "sk-body-SECRET-0005"})
         post(f"{gw.trace_url('tr-s')}/v1beta/models/m:generateContent?key={GEMINI_KEY}", b'{"contents": []}')
         gw.flush()
     with Gateway(upstream=mock.base_url, db=db, keys={"anthropic": injected}) as gw:
-        client = anthropic.Anthropic(base_url=gw.trace_url("tr-s"), api_key="placeholder", max_retries=0)
+        client = claude(base_url=gw.trace_url("tr-s"), api_key="placeholder", max_retries=0)
         client.messages.create(model="m", max_tokens=5, messages=HI)
     # The mock saw the injected key in place of the client's placeholder.
     assert mock.requests[-1].headers.get("x-api-key") not in (None, "placeholder")
@@ -282,7 +286,7 @@ def test_bad_input_gets_a_clear_error_and_is_recorded(mock: MockServer, tmp_path
         status, answer = post(base + "/v1/messages", b'{"x": "' + b"a" * 20_000 + b'"}')
         assert status == 413 and "over 10000 bytes" in json.loads(answer)["error"]["message"]
         # Still up, and still right.
-        client = anthropic.Anthropic(base_url=base, api_key=ANTHROPIC_KEY, max_retries=0)
+        client = claude(base_url=base, api_key=ANTHROPIC_KEY, max_retries=0)
         assert client.messages.create(model="m", max_tokens=5, messages=HI).usage.output_tokens == 50
         found = calls(gw, trace="tr-x")
     assert [(c["status"], c["outcome"]) for c in found] == [

@@ -10,9 +10,12 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-import anthropic
-import openai
 from tests.clikit import run_cli
+from tests.gatewaykit import (
+    _close_clients,  # noqa: F401  (the fixture closes SDK clients)
+    claude,
+    gpt,
+)
 
 from tackroom.mock import MockServer, Script, Turn, Usage
 
@@ -38,14 +41,14 @@ def test_serve_then_list_calls_and_usage(tmp_path: Path) -> None:
     with MockServer(Script([Turn.reply("hi", usage=USAGE)] * 3)) as mock:
         process, url = serve("--upstream", mock.base_url, "--db", str(db))
         try:
-            claude = anthropic.Anthropic(
-                base_url=f"{url}/t/run-one", api_key="sk-ant-CLI-000001", max_retries=0
-            )
-            claude.messages.create(
+            anthropic_client = claude(base_url=f"{url}/t/run-one", api_key="sk-ant-CLI-000001", max_retries=0)
+            anthropic_client.messages.create(
                 model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
             )
-            gpt = openai.OpenAI(base_url=f"{url}/t/run-two/v1", api_key="sk-CLI-000002", max_retries=0)
-            gpt.chat.completions.create(model="mystery-model", messages=[{"role": "user", "content": "x"}])
+            openai_client = gpt(base_url=f"{url}/t/run-two/v1", api_key="sk-CLI-000002", max_retries=0)
+            openai_client.chat.completions.create(
+                model="mystery-model", messages=[{"role": "user", "content": "x"}]
+            )
         finally:
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=30)

@@ -14,7 +14,12 @@ import aiohttp
 import anthropic
 import httpx2
 import pytest
-from tests.gatewaykit import FakeUpstream, free_port
+from tests.gatewaykit import (
+    FakeUpstream,
+    _close_clients,  # noqa: F401  (the fixture closes SDK clients)
+    claude,
+    free_port,
+)
 
 from tackroom.gateway import Gateway
 
@@ -35,7 +40,7 @@ def gw(upstream: FakeUpstream, tmp_path: Path) -> Iterator[Gateway]:
 
 
 def client(gw: Gateway, fault: str, **options: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
+    return claude(
         base_url=gw.trace_url("tr-f"),
         api_key=KEY,
         max_retries=0,
@@ -121,7 +126,7 @@ def test_error_statuses_pass_through(gw: Gateway, fault: str, error: type[Except
 
 
 def test_a_client_that_hangs_up_mid_stream_is_recorded(gw: Gateway) -> None:
-    drip = anthropic.Anthropic(
+    drip = claude(
         base_url=gw.trace_url("tr-f"),
         api_key=KEY,
         max_retries=0,
@@ -135,7 +140,7 @@ def test_a_client_that_hangs_up_mid_stream_is_recorded(gw: Gateway) -> None:
 
 def test_a_call_in_flight_when_the_gateway_stops_is_recorded(upstream: FakeUpstream, tmp_path: Path) -> None:
     gw = Gateway(upstream=upstream.base_url, db=tmp_path / "state.db").start()
-    drip = anthropic.Anthropic(
+    drip = claude(
         base_url=gw.trace_url("tr-f"),
         api_key=KEY,
         max_retries=0,
