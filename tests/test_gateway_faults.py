@@ -223,7 +223,7 @@ def test_ten_thousand_requests_with_faults_one_row_each_no_leaks(
         calls = gw.store.calls()
         assert not gw.failures
     assert _fds() <= fds_before, "file descriptors leaked"
-    assert elapsed < 60, f"{REQUESTS} requests took {elapsed:.1f}s"
+    assert elapsed < 120, f"{REQUESTS} requests took {elapsed:.1f}s"  # about 30 s on 2 quiet cores
     load = [c for c in calls if (c["trace_id"] or "").startswith("load-")]
     assert len(calls) == REQUESTS + 200
     assert len(load) == len({c["trace_id"] for c in load}) == REQUESTS  # exactly one row per request
