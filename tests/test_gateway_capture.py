@@ -150,3 +150,17 @@ def test_reconciliation_explains_each_difference() -> None:
         Reported(input=100, output=9), [*calls, _call("openai-chat", input_uncached=1, output=1)]
     )
     assert "fewer" in fewer["output"]["explanation"]
+
+
+def test_a_garbled_delta_is_caught_without_parsing_every_delta() -> None:
+    data = stream_of("anthropic-messages", {"model": "m", "stream": True})
+    head, tail = data.split(b"event: content_block_delta", 1)
+    garbled = (
+        head + b'event: content_block_delta\ndata: {"type": "content_blo\n\nevent: content_block_delta' + tail
+    )
+    capture = Capture("anthropic-messages", keep_bytes=1 << 20)
+    capture.start("text/event-stream")
+    capture.feed(garbled)
+    captured = capture.finish(200, clean=True)
+    assert captured.reason is not None and captured.reason.startswith("malformed SSE event")
+    assert captured.usage.output == 50  # the rest was still read

@@ -27,6 +27,7 @@ contradiction (cached tokens above the prompt) makes the figures it touches
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -42,6 +43,8 @@ TERMINAL = {
     "openai-responses": {"response.completed", "response.incomplete"},
 }
 FAILED = {"error", "response.failed"}
+_MARKERS = re.compile(rb"usage|message_stop|response\.(?:completed|incomplete|failed)|error|finishReason")
+"""Bytes without which an SSE event cannot carry usage, an ending or an error."""
 
 
 @dataclass(frozen=True)
@@ -202,12 +205,23 @@ class Capture:
         self._pending = rest
 
     def _event(self, event: bytes) -> None:
-        lines = [line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
-        if not lines:
+        start = event.find(b"data:")
+        if start < 0:
             return  # a comment or a keep-alive
-        payload = b"\n".join(lines)
-        if payload.strip() == b"[DONE]":
+        if event.find(b"\ndata:", start) < 0:  # one data line: the usual case
+            end = event.find(b"\n", start)
+            payload = event[start + 5 : end if end >= 0 else len(event)].strip()
+        else:
+            lines = [line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")]
+            payload = b"\n".join(lines).strip()
+        if payload == b"[DONE]":
             self._terminal = True
+            return
+        if not self._telling(payload):
+            # A delta that carries no usage, model or ending: only its shape is checked (parsing every
+            # delta would cost the stream more than the rest of the proxy).
+            if not (payload.startswith(b"{") and payload.endswith(b"}")):
+                self._problem = self._problem or f"malformed SSE event (not JSON): {_excerpt(payload)}"
             return
         try:
             value = orjson.loads(payload)
@@ -218,6 +232,12 @@ class Capture:
             self._read(value)
         else:
             self._problem = self._problem or f"malformed SSE event (not an object): {_excerpt(payload)}"
+
+    def _telling(self, payload: bytes) -> bool:
+        """Whether an event may say something the capture needs (cheap: a substring test)."""
+        if self.model is None and (b'"model' in payload or b"modelVersion" in payload):
+            return True
+        return _MARKERS.search(payload) is not None
 
     def _read(self, value: dict[str, Any]) -> None:
         kind = value.get("type")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import re
 import time
 import uuid
@@ -92,6 +93,8 @@ class Proxy:
         )
         self.session: aiohttp.ClientSession | None = None
         self.in_flight = 0
+        self._ids = uuid.uuid4().hex  # this gateway's; a call's id adds its number (uuid4 each is a syscall)
+        self._count = itertools.count(1)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body_bytes, handler_args={"max_field_size": 65536})
@@ -122,7 +125,7 @@ class Proxy:
             return web.json_response({"gateway": "tackroom", "ok": True})
         secrets = _client_secrets(request) | set(self.keys.values())
         call = Call(
-            call_id=uuid.uuid4().hex,
+            call_id=f"{self._ids}-{next(self._count)}",
             method=request.method,
             path=redact_text(request.path_qs, secrets),
             started_at=time.time(),
