@@ -18,6 +18,8 @@ from tackroom.gateway.store import Call, CaptureStore
 from tackroom.prices import PriceBook
 
 BATCH = 500
+GATHER_S = 0.05
+"""How long the writer lets calls gather before a write (a call is stored at most this much later)."""
 _STOP = None
 
 
@@ -53,6 +55,8 @@ class CaptureWriter:
         self.written = 0
         self.failures: list[str] = []
         self._queue: queue.Queue[Call | None] = queue.Queue()
+        self._gather = threading.Event()
+        """Set while someone waits for the queue to drain: no more gathering."""
         self._thread = threading.Thread(target=self._run, name="tackroom-gateway-writer", daemon=True)
 
     def start(self) -> None:
@@ -63,9 +67,14 @@ class CaptureWriter:
 
     def flush(self) -> None:
         """Wait until every call queued so far is stored (or has failed to be)."""
-        self._queue.join()
+        self._gather.set()
+        try:
+            self._queue.join()
+        finally:
+            self._gather.clear()
 
     def stop(self) -> None:
+        self._gather.set()
         self._queue.put(_STOP)
         self._thread.join()
         self.prices.save()
@@ -73,6 +82,10 @@ class CaptureWriter:
     def _run(self) -> None:
         while True:
             first = self._queue.get()
+            if first is not None and self._queue.qsize() < BATCH:
+                # Let a batch gather: one transaction per call would hold the GIL (and the proxy's loop)
+                # far more often; a stop or a flush does not wait for it (their sentinel is queued).
+                self._gather.wait(GATHER_S)
             batch = [first]
             while len(batch) < BATCH:
                 try:
