@@ -8,6 +8,7 @@ captured call's normalized figures are known exactly from its wire's semantics.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from realkit import RunFn
@@ -64,10 +65,15 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "opencode"], indirect=True)
-def test_every_model_request_is_captured_with_exact_usage(harness: Adapter, run_harness: RunFn) -> None:
+def test_every_model_request_is_captured_with_exact_usage(
+    harness: Adapter, run_harness: RunFn, tmp_path: Path
+) -> None:
     text = f"TACKROOM-CAPTURED-{harness.name}"
     with MockServer(Script([Turn.reply(text)]), tools=vocabulary(harness)) as mock:
-        result = run_harness("say the magic words", mock=mock, capture=True)
+        # The capture goes to the test's own database, not the shared harness data dir's state.
+        result = run_harness(
+            "say the magic words", mock=mock, capture=True, capture_db=tmp_path / "capture.db"
+        )
         requests = mock.requests
     assert result.ok, result.error
     assert result.final_text is not None and result.final_text.strip() == text

@@ -72,6 +72,7 @@ async def arun(
     executable: Located | None = None,
     gateway: str | None = None,
     capture: bool = False,
+    capture_db: Path | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -116,8 +117,9 @@ async def arun(
     model calls through it, under the trace id ``<run id>``; ``capture=True``
     starts a gateway for the run itself, in front of the mock, ``base_url`` or
     the provider's own API, and ``Result.capture`` then holds every model call
-    it saw with its usage. Either way the harness's base URL is set through its
-    adapter's ``model_endpoint`` data, as for any endpoint.
+    it saw with its usage (stored in the state database, or in ``capture_db``).
+    Either way the harness's base URL is set through its adapter's
+    ``model_endpoint`` data, as for any endpoint.
 
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
@@ -148,7 +150,7 @@ async def arun(
         with _removed_on_failure(run_dir, missing):
             server = _start_mock(resolved, mock, mock_text, mock_log, stack)
             endpoint = _endpoint(server, base_url, api_key_env)
-            captor = _start_gateway(server, base_url, environ, stack) if capture else None
+            captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
             through = gateway or (captor.url if captor is not None else None)
             if through is not None:
                 endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
@@ -243,7 +245,11 @@ def _endpoint(server: MockServer | None, base_url: str | None, api_key_env: str 
 
 
 def _start_gateway(
-    server: MockServer | None, base_url: str | None, environ: Mapping[str, str], stack: ExitStack
+    server: MockServer | None,
+    base_url: str | None,
+    environ: Mapping[str, str],
+    db: Path | None,
+    stack: ExitStack,
 ) -> Gateway:
     """A gateway for this run alone, in front of the mock, the base URL, or the providers' own APIs."""
     from tackroom.gateway import Gateway
@@ -252,7 +258,7 @@ def _start_gateway(
     upstream = (
         server.base_url if server is not None else Endpoint(base_url).url_for(False) if base_url else None
     )
-    return stack.enter_context(Gateway(upstream, db=StateDB.default(environ)))
+    return stack.enter_context(Gateway(upstream, db=StateDB(db) if db else StateDB.default(environ)))
 
 
 def _through_gateway(endpoint: Endpoint | None, url: str, run_id: str, api_key_env: str | None) -> Endpoint:
