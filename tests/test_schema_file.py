@@ -40,7 +40,7 @@ def test_public_api() -> None:
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
         *("DetectionError", "ConformanceError", "detect", "Detection"),
-        *("ProbeError", "RowError", "StateError"),
+        *("ProbeError", "RowError", "StateError", "Gateway", "GatewayError"),
         *("UserText", "Record", "TraceError", "read_trace", "usage", "list_sessions", "scan_traces"),
         *("SessionInfo", "Trace", "TraceEvent", "SessionMeta", "TraceIssue"),
     }

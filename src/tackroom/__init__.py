@@ -76,11 +76,13 @@ _EXPORTS = {
     "ProbeError": "tackroom.errors",
     "RowError": "tackroom.errors",
     "StateError": "tackroom.errors",
+    "GatewayError": "tackroom.errors",
     "StreamLineError": "tackroom.errors",
     "DetectionError": "tackroom.errors",
     "ConformanceError": "tackroom.errors",
     "detect": "tackroom.detect",
     "Detection": "tackroom.detect",
+    "Gateway": "tackroom.gateway",
 }
 
 __all__ = [
@@ -96,6 +98,8 @@ __all__ = [
     "Event",
     "FamilyError",
     "Finished",
+    "Gateway",
+    "GatewayError",
     "HarnessNotFoundError",
     "HarnessVersionError",
     "InstallError",
@@ -154,6 +158,7 @@ if TYPE_CHECKING:
         ConformanceError,
         DetectionError,
         FamilyError,
+        GatewayError,
         HarnessNotFoundError,
         HarnessVersionError,
         InstallError,
@@ -175,6 +180,7 @@ if TYPE_CHECKING:
         UnsafePathError,
         UnsupportedOptionError,
     )
+    from tackroom.gateway import Gateway
     from tackroom.mock import MockServer, Script, Turn
     from tackroom.plan import Endpoint, Plan
     from tackroom.profile.load import load_profile

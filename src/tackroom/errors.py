@@ -28,6 +28,7 @@ else is a bug and gets a traceback.
      ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
      ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
  ├── TraceError             a transcript or session that cannot be read or found as asked
+     ├── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
      ├── DetectionError         no harness named, and the repository does not say which one (none or a tie)
      └── ConformanceError       an adapter that fails the conformance kit (also an AssertionError, for tests)
 """
@@ -180,6 +181,10 @@ class StreamLineError(TackroomError, ValueError):
 
 class TraceError(TackroomError):
     """A transcript, session or usage report that cannot be read or found as asked."""
+
+
+class GatewayError(TackroomError):
+    """The gateway cannot start as asked (a taken port, a bad upstream URL) or lost captures."""
 
 
 class DetectionError(TackroomError):

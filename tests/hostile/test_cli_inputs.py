@@ -189,6 +189,23 @@ CASES = {
     "install an unknown adapter": case("install", "no-such", code=1, says="unknown adapter 'no-such'"),
     "install a path as a name": case("install", "../../x", code=1, says="unknown adapter '../../x'"),
     # mock serve
+    "gateway with an ftp upstream": case(
+        "gateway", "serve", "--upstream", "ftp://host", code=1, says="must be an http(s) base URL"
+    ),
+    "gateway upstream with a query": case(
+        "gateway", "serve", "--upstream", "http://h/?key=sekrit", code=1, says="key=<redacted>"
+    ),
+    "gateway on port 70000": case("gateway", "serve", "--port", "70000", code=2, says="0<=x<=65535"),
+    "gateway on a bad address": case(
+        "gateway", "serve", "--host", "999.1.1.1", code=1, says="cannot listen on 999.1.1.1"
+    ),
+    "gateway calls from a file that is no database": case(
+        "gateway", "calls", "--db", "{home}/file.txt", code=1, says="not a usable SQLite database"
+    ),
+    "gateway calls for a run and a trace": case(
+        "gateway", "calls", "--run", "a", "--trace", "b", code=2, says="not both"
+    ),
+    "gateway usage by week": case("gateway", "usage", "--by", "week", code=2, says="'week' is not one of"),
     "mock on port 70000": case("mock", "serve", "--port", "70000", code=2, says="0<=x<=65535"),
     "mock on port -1": case("mock", "serve", "--port", "-1", code=2, says="0<=x<=65535"),
     "mock on a port that is text": case("mock", "serve", "--port", "http", code=2, says="is not a valid int"),

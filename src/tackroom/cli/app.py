@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tackroom.cli import adapters, mock, profile, runs, trace, usage
+from tackroom.cli import adapters, gateway, mock, profile, runs, trace, usage
 from tackroom.cli.capabilities import capabilities_command
 from tackroom.cli.detect import detect_command
 from tackroom.cli.doctor import doctor_command
@@ -22,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(adapters.app, name="adapters")
+app.add_typer(gateway.app, name="gateway")
 app.add_typer(mock.app, name="mock")
 app.add_typer(profile.app, name="profile")
 app.add_typer(runs.app, name="runs")

@@ -49,6 +49,15 @@ def run_command(
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
+    gateway: str | None = typer.Option(
+        None,
+        "--gateway",
+        callback=_params.base_url,
+        help="Send the model calls through this running gateway.",
+    ),
+    capture: bool = typer.Option(
+        False, "--capture", help="Start a gateway for this run and record every model call it makes."
+    ),
     mock_log: Path | None = typer.Option(
         None, "--mock-log", dir_okay=False, help="Write every mock request as JSONL."
     ),
@@ -105,6 +114,8 @@ def run_command(
             credentials=credentials,
             on_event=jsonl_event if events else (live.event if live else None),
             profile=_profile(profile, no_profile),
+            gateway=gateway,
+            capture=capture,
         )
     )
     if result.dropped or result.withheld:
@@ -120,10 +131,30 @@ def run_command(
             jsonl_result(result)
         elif live:
             live.summary(result)
+            _capture_summary(result)
     except BrokenPipeError:
         # Whoever read stdout went away (`| head`); the run and its result.json are complete.
         _quiet_stdout()
     raise typer.Exit(_exit_code(result))
+
+
+def _capture_summary(result: Result) -> None:
+    """One line on what the run's gateway saw (``--capture``)."""
+    if result.capture is None:
+        return
+    calls = result.capture["calls"]
+    usage = result.capture["usage"]
+    line = f"gateway: {len(calls)} model call(s) captured"
+    if usage is not None:
+        figures = ", ".join(
+            f"{name} {'n/r' if usage['usage'][name] is None else usage['usage'][name]}"
+            for name in usage["usage"]
+        )
+        cost = usage["cost_usd"] if usage["cost_usd"] is not None else "unknown"
+        line += f"; {figures}; cost ${cost}" + (
+            f" ({usage['unpriced_calls']} unpriced)" if usage["unpriced_calls"] else ""
+        )
+    console(stderr=True).print(line, markup=False)
 
 
 def _quiet_stdout() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +64,9 @@ class Result:
     """``isolated`` (the run's own home) or ``real``."""
     trace: RunTraces | None = field(default=None, repr=False)
     """The sessions the run produced, read back from the harness's own logs (None: not read)."""
+    capture: Mapping[str, Any] | None = field(default=None, repr=False)
+    """With ``capture=True``: ``calls`` (each model call the run's gateway saw) and their summed
+    ``usage`` (None: the run was not captured)."""
 
     @property
     def ok(self) -> bool:
@@ -96,6 +99,7 @@ class Result:
             "workdir": self.workdir,
             "home": self.home,
             "trace": self.trace.to_json() if self.trace is not None else None,
+            "capture": None if self.capture is None else dict(self.capture),
         }
 
 

@@ -36,6 +36,7 @@ from tackroom.values import iso
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.gateway import Gateway
     from tackroom.mock import MockServer, Script, ToolVocabulary
     from tackroom.profile.model import Profile
     from tackroom.trace.attribute import RunTraces
@@ -69,6 +70,9 @@ async def arun(
     profile: Profile | Literal["default"] | None = "default",
     harness_version: str | None = None,
     executable: Located | None = None,
+    gateway: str | None = None,
+    capture: bool = False,
+    capture_db: Path | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
 
@@ -109,14 +113,21 @@ async def arun(
     ``executable`` runs that install of the harness instead (a probe of one
     version of several installed).
 
+    ``gateway`` (the URL of a running ``tackroom gateway``) sends the run's
+    model calls through it, under the trace id ``<run id>``; ``capture=True``
+    starts a gateway for the run itself, in front of the mock, ``base_url`` or
+    the provider's own API, and ``Result.capture`` then holds every model call
+    it saw with its usage (stored in the state database, or in ``capture_db``).
+    Either way the harness's base URL is set through its adapter's
+    ``model_endpoint`` data, as for any endpoint.
+
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
     """
     environ = os.environ if environ is None else environ
     workdir = _workdir(workdir)
-    _check_run_values(
-        timeout_s, mock is not None or mock_text is not None, base_url, credentials, api_key_env
-    )
+    mocked = mock is not None or mock_text is not None
+    _check_run_values(timeout_s, mocked, base_url, credentials, api_key_env, gateway, capture)
     project = load_project(workdir)
     resolved = _resolve(adapter, adapters, workdir, project)
     options = project.options_with(options) if project is not None else options
@@ -139,6 +150,10 @@ async def arun(
         with _removed_on_failure(run_dir, missing):
             server = _start_mock(resolved, mock, mock_text, mock_log, stack)
             endpoint = _endpoint(server, base_url, api_key_env)
+            captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
+            through = gateway or (captor.url if captor is not None else None)
+            if through is not None:
+                endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
             run_home = run_dir / "home" if home == "isolated" else None
             plan = resolved.plan(
                 prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
@@ -167,6 +182,8 @@ async def arun(
             home=home,
         )
         result = replace(result, trace=_traces(resolved, result, started, env, environ, root))
+        if captor is not None:
+            result = replace(result, capture=_captured(captor, run_dir.name, result))
         save(result)
         return result
 
@@ -227,6 +244,48 @@ def _endpoint(server: MockServer | None, base_url: str | None, api_key_env: str 
     return None
 
 
+def _start_gateway(
+    server: MockServer | None,
+    base_url: str | None,
+    environ: Mapping[str, str],
+    db: Path | None,
+    stack: ExitStack,
+) -> Gateway:
+    """A gateway for this run alone, in front of the mock, the base URL, or the providers' own APIs."""
+    from tackroom.gateway import Gateway
+    from tackroom.state.db import StateDB
+
+    upstream = (
+        server.base_url if server is not None else Endpoint(base_url).url_for(False) if base_url else None
+    )
+    return stack.enter_context(Gateway(upstream, db=StateDB(db) if db else StateDB.default(environ)))
+
+
+def _through_gateway(endpoint: Endpoint | None, url: str, run_id: str, api_key_env: str | None) -> Endpoint:
+    """The endpoint the harness gets: the gateway, with the run id as the trace id in its path."""
+    check_base_url(url)
+    traced = f"{url.rstrip('/')}/t/{run_id}"
+    if endpoint is None:
+        return Endpoint(traced, api_key_env=api_key_env)
+    return replace(endpoint, base_url=traced)
+
+
+def _captured(captor: Gateway, run_id: str, result: Result) -> dict[str, Any]:
+    """The run's calls as its gateway stored them, their usage summed, and beside the harness's report."""
+    from tackroom.gateway.reconcile import reconcile
+    from tackroom.gateway.store import summarize
+
+    captor.flush()
+    calls = captor.store.calls(run=run_id)
+    summed = summarize(calls, "run")
+    return {
+        "calls": calls,
+        "usage": summed[0] if summed else None,
+        "reconciliation": reconcile(result.usage, calls),
+        "failures": captor.failures,
+    }
+
+
 def _explained(result: Result, untrusted: str | None) -> str | None:
     """A failed run's error, with the trust flag tackroom withheld when that may be why."""
     if result.ok or untrusted is None:
@@ -242,7 +301,13 @@ def _workdir(workdir: Path | None) -> Path:
 
 
 def _check_run_values(
-    timeout_s: float, mock: bool, base_url: str | None, credentials: bool, api_key_env: str | None
+    timeout_s: float,
+    mock: bool,
+    base_url: str | None,
+    credentials: bool,
+    api_key_env: str | None,
+    gateway: str | None = None,
+    capture: bool = False,
 ) -> None:
     """Refuse values that would make a run wait forever, end at once, go nowhere, or leak a credential."""
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s < math.inf:
@@ -254,10 +319,21 @@ def _check_run_values(
             "a run against the mock gets no real credential: drop --credentials (credentials=True), or point "
             "the harness at a real endpoint with --base-url"
         )
-    if api_key_env is not None and base_url is None:
-        raise RunError("--api-key-env names the key for --base-url; give the endpoint too")
+    if api_key_env is not None and base_url is None and gateway is None:
+        raise RunError("--api-key-env names the key for --base-url or --gateway; give the endpoint too")
     if base_url is not None:
         check_base_url(base_url)
+    if gateway is not None:
+        check_base_url(gateway)
+        if capture:
+            raise RunError(
+                "--gateway sends the run through a running gateway; --capture starts one: choose one"
+            )
+        if mock or base_url is not None:
+            raise RunError(
+                "a running gateway forwards to its own upstream: drop --mock/--base-url, "
+                "or use --capture to start a gateway in front of them"
+            )
 
 
 def check_base_url(url: str) -> str:

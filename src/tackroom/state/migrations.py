@@ -170,3 +170,60 @@ def m004_trace_hour_folds(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM trace_files")
     db.execute("DELETE FROM trace_cache")
     db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")
+
+
+@migration
+def m005_gateway(db: sqlite3.Connection) -> None:
+    # One row per model call the gateway saw, written once when the call ends (complete, or
+    # incomplete with the reason). Usage figures are NULL when the provider did not report them;
+    # cost is a decimal string, NULL when the model's price is unknown. Bodies live in
+    # gateway_blobs by SHA-256, a request's conversation items each in their own blob, so a
+    # conversation's repeated history is stored once.
+    db.execute(
+        """
+        CREATE TABLE gateway_blobs (
+            hash TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE gateway_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call_id TEXT NOT NULL UNIQUE,
+            trace_id TEXT,
+            run_id TEXT,
+            method TEXT NOT NULL,
+            path TEXT NOT NULL,
+            wire_api TEXT,
+            provider TEXT,
+            streamed INTEGER NOT NULL CHECK (streamed IN (0, 1)),
+            model_requested TEXT,
+            model_served TEXT,
+            status INTEGER,
+            started_at REAL NOT NULL,
+            first_byte_ms REAL,
+            duration_ms REAL NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('complete', 'incomplete')),
+            reason TEXT,
+            input_uncached INTEGER,
+            cache_read INTEGER,
+            cache_write INTEGER,
+            output INTEGER,
+            reasoning INTEGER,
+            usage_raw TEXT CHECK (usage_raw IS NULL OR json_valid(usage_raw)),
+            cost_usd TEXT,
+            request_bytes INTEGER NOT NULL,
+            response_bytes INTEGER NOT NULL,
+            request_body TEXT REFERENCES gateway_blobs (hash),
+            response_body TEXT REFERENCES gateway_blobs (hash),
+            response_truncated INTEGER NOT NULL CHECK (response_truncated IN (0, 1)),
+            CHECK ((outcome = 'complete') = (reason IS NULL))
+        )
+        """
+    )
+    db.execute("CREATE INDEX gateway_calls_by_trace ON gateway_calls (trace_id, id)")
+    db.execute("CREATE INDEX gateway_calls_by_run ON gateway_calls (run_id, id)")
+    db.execute("CREATE INDEX gateway_calls_by_start ON gateway_calls (started_at)")

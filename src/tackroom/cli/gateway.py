@@ -1,0 +1,170 @@
+"""``tackroom gateway``: serve the capturing proxy, list its calls, sum their usage."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from tackroom.cli._output import console, escape, print_json
+
+if TYPE_CHECKING:
+    from tackroom.gateway import CaptureStore
+
+app = typer.Typer(help="The capturing gateway between harnesses and model providers.", no_args_is_help=True)
+
+JSON_OPT = typer.Option(False, "--json", help="Print JSON instead of a table.")
+DB_OPT = typer.Option(None, "--db", help="The capture database (default: the state database).")
+NOT_REPORTED = "n/r"
+
+
+@app.callback()
+def _group() -> None:
+    """The capturing gateway between harnesses and model providers."""
+
+
+@app.command()
+def serve(
+    upstream: Annotated[
+        str | None,
+        typer.Option(help="Base URL every call is forwarded to (default: each provider's own API)."),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on; 0 picks a free one.")] = 0,
+    db: Path | None = DB_OPT,
+    inject_keys: Annotated[
+        bool,
+        typer.Option(
+            "--inject-keys",
+            help="Replace each client's key with the provider's key from this environment "
+            "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY).",
+        ),
+    ] = False,
+) -> None:
+    """Serve until Ctrl-C, printing the base URL first (clients add /t/<trace-id>)."""
+    from tackroom.cli.mock import _wait_for_signal
+    from tackroom.gateway import Gateway, keys_from_env
+
+    keys = keys_from_env() if inject_keys else {}
+    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys)
+    gateway.start()
+    typer.echo(gateway.url)
+    try:
+        _wait_for_signal()
+    finally:
+        gateway.stop()
+    for failure in gateway.failures:
+        console(stderr=True).print(f"warning: {failure}", markup=False)
+
+
+@app.command()
+def calls(
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's calls.")] = None,
+    trace: Annotated[str | None, typer.Option("--trace", help="Only this trace's calls.")] = None,
+    db: Path | None = DB_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Every captured call, oldest first: when, trace, API, model, status, usage, cost."""
+    if run is not None and trace is not None:
+        raise typer.BadParameter("give --run or --trace, not both")
+    found = _store(db).calls(run=run, trace=trace)
+    if as_json:
+        print_json(found)
+        return
+    from rich.table import Table
+
+    table = Table("UTC", "trace", "api", "model", "status", "in", "c.read", "c.write", "out")
+    table.add_column("cost $", justify="right")
+    table.add_column("ms", justify="right")
+    for call in found:
+        usage = call["usage"]
+        status = str(call["status"] or "-") + ("" if call["outcome"] == "complete" else " incomplete")
+        table.add_row(
+            *map(
+                escape,
+                (
+                    _when(call["started_at"]),
+                    call["trace_id"] or "-",
+                    call["wire_api"] or call["path"],
+                    call["model_served"] or call["model_requested"] or "-",
+                    status,
+                    *(
+                        _figure(usage[name])
+                        for name in ("input_uncached", "cache_read", "cache_write", "output")
+                    ),
+                    call["cost_usd"] or "unknown",
+                    f"{call['duration_ms']:.0f}",
+                ),
+            )
+        )
+    console().print(table)
+    incomplete = [call for call in found if call["outcome"] != "complete"]
+    summary = (
+        f"{len(found)} call(s), {len(incomplete)} incomplete; {NOT_REPORTED}: not reported by the provider"
+    )
+    console(stderr=True).print(summary, markup=False)
+
+
+@app.command()
+def usage(
+    by: Annotated[
+        Literal["run", "model", "day"], typer.Option("--by", help="Sum per run, model or UTC day.")
+    ] = "run",
+    db: Path | None = DB_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Usage and cost of the captured calls, summed per run, model or day."""
+    groups = _store(db).usage(by)
+    if as_json:
+        print_json(groups)
+        return
+    from rich.table import Table
+
+    table = Table(by, "calls", "incomplete", "input", "cache read", "cache write", "output", "reasoning")
+    table.add_column("cost $", justify="right")
+    for group in groups:
+        table.add_row(
+            *map(
+                escape,
+                (
+                    group[by],
+                    group["calls"],
+                    group["incomplete"],
+                    *(_sum(group, name) for name in group["usage"]),
+                    _cost(group),
+                ),
+            )
+        )
+    console().print(table)
+
+
+def _store(db: Path | None) -> CaptureStore:
+    from tackroom.gateway import SQLiteCaptureStore
+    from tackroom.state.db import StateDB
+
+    return SQLiteCaptureStore(StateDB.default() if db is None else StateDB(db))
+
+
+def _when(started: float) -> str:
+    return dt.datetime.fromtimestamp(started, dt.UTC).strftime("%m-%d %H:%M:%S")
+
+
+def _figure(value: int | None) -> str:
+    return NOT_REPORTED if value is None else f"{value:,}"
+
+
+def _sum(group: dict[str, Any], name: str) -> str:
+    missing = group["not_reported"][name]
+    if group["usage"][name] is None:
+        return NOT_REPORTED
+    total = f"{group['usage'][name]:,}"
+    return total if not missing else f"{total} ({missing} {NOT_REPORTED})"
+
+
+def _cost(group: dict[str, Any]) -> str:
+    unpriced = group["unpriced_calls"]
+    if group["cost_usd"] is None:
+        return "unknown"
+    return group["cost_usd"] if not unpriced else f"≥ {group['cost_usd']} ({unpriced} unknown)"

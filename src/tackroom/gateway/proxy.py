@@ -1,0 +1,333 @@
+"""The proxy itself: one aiohttp handler that forwards a call, streams its answer back, and captures it.
+
+The answer passes through as it arrives, chunk by chunk and byte for byte
+(the upstream is asked for an uncompressed answer, and its length, status and
+headers are kept); a :class:`~tackroom.gateway.capture.Capture` reads a copy.
+Every request ends in exactly one :class:`~tackroom.gateway.store.Call`, put
+on the writer's queue in a ``finally``: complete, or incomplete with the
+reason (upstream unreachable, reset mid-stream, a malformed stream, a client
+that hung up, a gateway stopping).
+
+An error the gateway answers itself (a malformed body, an unknown path, an
+unreachable upstream) is in the shape of the wire API the path belongs to, so
+each client's SDK reports it as it would report the provider's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import re
+import time
+import uuid
+from collections.abc import Mapping
+
+import aiohttp
+import orjson
+from aiohttp import web
+from multidict import CIMultiDict
+
+from tackroom.gateway.capture import Capture
+from tackroom.gateway.routes import (
+    RUN_HEADER,
+    TRACE_HEADER,
+    TRACE_ID,
+    BadTarget,
+    Provider,
+    Target,
+    model_in_path,
+    place,
+    wire_of_path,
+)
+from tackroom.gateway.store import Call
+from tackroom.gateway.writer import CaptureWriter
+from tackroom.mock.wires import WIRES
+from tackroom.redact import is_secret_header, is_secret_name, redact_text
+
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+    }
+)
+_ANSWER_DROP = _HOP | {"date", "server"}
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
+_QUERY_KEY = re.compile(r"([?&]key=)[^&]*")
+_WIRE_ERRORS = {wire.name: wire for wire in WIRES}
+_BEARER = re.compile(r"^(?:Bearer|Basic|Token)\s+", re.IGNORECASE)
+
+
+class Proxy:
+    """Forwards calls to the upstream of their provider and hands each finished call to the writer."""
+
+    def __init__(
+        self,
+        *,
+        upstreams: Mapping[Provider, str],
+        keys: Mapping[Provider, str],
+        writer: CaptureWriter,
+        max_body_bytes: int,
+        keep_bytes: int,
+        connect_timeout_s: float,
+        read_timeout_s: float,
+    ) -> None:
+        self.upstreams = {name: url.rstrip("/") for name, url in upstreams.items()}
+        self.keys = dict(keys)
+        self.writer = writer
+        self.max_body_bytes = max_body_bytes
+        self.keep_bytes = keep_bytes
+        self.timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=connect_timeout_s, sock_read=read_timeout_s
+        )
+        self.session: aiohttp.ClientSession | None = None
+        self.in_flight = 0
+        self._ids = uuid.uuid4().hex  # this gateway's; a call's id adds its number (uuid4 each is a syscall)
+        self._count = itertools.count(1)
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_body_bytes, handler_args={"max_field_size": 65536})
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_startup.append(self._open)
+        app.on_cleanup.append(self._close)
+        return app
+
+    async def _open(self, app: web.Application) -> None:
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, enable_cleanup_closed=False)
+        self.session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=self.timeout,
+            auto_decompress=False,
+            skip_auto_headers=("User-Agent",),
+        )
+
+    async def _close(self, app: web.Application) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if (
+            request.method == "GET"
+            and request.path in ("/", "/health")
+            and TRACE_HEADER not in request.headers
+        ):
+            return web.json_response({"gateway": "tackroom", "ok": True})
+        secrets = _client_secrets(request) | set(self.keys.values())
+        call = Call(
+            call_id=f"{self._ids}-{next(self._count)}",
+            method=request.method,
+            path=redact_text(request.path_qs, secrets),
+            started_at=time.time(),
+            duration_ms=0.0,
+            secrets=frozenset(secrets),
+        )
+        began = time.perf_counter()
+        self.in_flight += 1
+        try:
+            return await self._serve(request, call, began)
+        except asyncio.CancelledError:
+            call.reason = call.reason or "the gateway stopped (or the client went away) during the call"
+            raise
+        except Exception as exc:  # a gateway bug must reach the client as an answer, and be recorded
+            call.reason = f"gateway error: {exc!r}"
+            call.status = 500
+            return _error(
+                500, call.wire_api or wire_of_path(request.path), f"tackroom gateway failed: {exc!r}"
+            )
+        finally:
+            self.in_flight -= 1
+            call.duration_ms = (time.perf_counter() - began) * 1000
+            call.reason = None if call.reason is None else redact_text(call.reason, secrets)
+            self.writer.put(call)
+
+    async def _serve(self, request: web.Request, call: Call, began: float) -> web.StreamResponse:
+        wire_shape = wire_of_path(request.path)
+        try:
+            target = place(request.method, request.path_qs, request.headers.get(TRACE_HEADER))
+            run = request.headers.get(RUN_HEADER)
+            if run is not None and not TRACE_ID.fullmatch(run):
+                raise BadTarget(f"the {RUN_HEADER} header must match {TRACE_ID.pattern}")
+        except BadTarget as exc:
+            return _refuse(call, 400, wire_shape, str(exc))
+        call.trace_id, call.run_id = target.trace_id, run
+        call.path = redact_text(target.path, call.secrets)
+        call.wire_api, call.provider = target.wire, target.provider
+        if target.kind is None or target.provider is None:
+            return _refuse(
+                call, 404, wire_shape, f"tackroom gateway: no provider API at {request.method} {call.path}"
+            )
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _refuse(
+                call,
+                413,
+                wire_shape,
+                f"tackroom gateway: the request body is over {self.max_body_bytes} bytes",
+            )
+        call.request_bytes = len(body)
+        call.request_body = body or None
+        if request.method == "POST":
+            problem = _read_request(call, body, target)
+            if problem:
+                return _refuse(call, 400, wire_shape, f"tackroom gateway: {problem}")
+        return await self._forward(request, call, target, body, began)
+
+    async def _forward(
+        self, request: web.Request, call: Call, target: Target, body: bytes, began: float
+    ) -> web.StreamResponse:
+        assert self.session is not None and target.provider is not None
+        provider = target.provider
+        upstream_url = self.upstreams[provider] + self._path(target)
+        shape = call.wire_api or wire_of_path(target.path)
+        try:
+            upstream = await self.session.request(
+                request.method,
+                upstream_url,
+                headers=self._headers(request, provider),
+                data=body if body else None,
+                allow_redirects=False,
+            )
+        except TimeoutError:
+            return _refuse(call, 504, shape, "tackroom gateway: the upstream did not answer in time")
+        except aiohttp.ClientConnectorError as exc:
+            return _refuse(
+                call, 502, shape, f"tackroom gateway: the upstream is unreachable ({exc.os_error})"
+            )
+        except aiohttp.ClientError as exc:
+            return _refuse(
+                call, 502, shape, f"tackroom gateway: the upstream failed before answering ({exc})"
+            )
+        async with upstream:
+            return await self._relay(request, call, upstream, began)
+
+    async def _relay(
+        self, request: web.Request, call: Call, upstream: aiohttp.ClientResponse, began: float
+    ) -> web.StreamResponse:
+        call.status = upstream.status
+        capture = Capture(call.wire_api, keep_bytes=self.keep_bytes)
+        capture.start(upstream.headers.get("Content-Type", ""))
+        call.streamed = capture.sse
+        answer = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+        for name, value in upstream.headers.items():
+            if name.lower() not in _ANSWER_DROP:
+                answer.headers.add(name, value)
+        if upstream.content_length is not None and request.method != "HEAD":
+            answer.content_length = upstream.content_length
+        failure = None
+        try:
+            await answer.prepare(request)
+        except (ConnectionError, aiohttp.ClientConnectionResetError) as exc:
+            failure = f"the client went away before the answer ({exc})"
+        while failure is None:
+            try:
+                chunk = await upstream.content.readany()
+            except TimeoutError:
+                failure = f"the upstream stalled after {capture.total} bytes of the answer"
+                break
+            except aiohttp.ClientError as exc:
+                failure = f"the upstream broke off after {capture.total} bytes of the answer ({exc})"
+                break
+            if not chunk:
+                break
+            if call.first_byte_ms is None:
+                call.first_byte_ms = (time.perf_counter() - began) * 1000
+            capture.feed(chunk)
+            try:
+                await answer.write(chunk)
+            except (ConnectionError, aiohttp.ClientConnectionResetError) as exc:
+                failure = f"the client went away after {capture.total} bytes of the answer ({exc})"
+        if failure is None:
+            # Every byte was written: a client that hangs up before the closing chunk had it all.
+            with contextlib.suppress(ConnectionError, aiohttp.ClientConnectionResetError):
+                await answer.write_eof()
+        else:
+            _hang_up(request)  # the client must see a broken answer, as it would from the provider
+        captured = capture.finish(upstream.status, clean=failure is None, failure=failure)
+        call.model_served = captured.model_served
+        call.usage, call.usage_raw = captured.usage, captured.usage_raw
+        call.reason = captured.reason
+        call.response_bytes = capture.total
+        call.response_body = bytes(capture.kept)
+        call.response_truncated = capture.truncated
+        return answer
+
+    def _path(self, target: Target) -> str:
+        if target.provider == "gemini" and target.provider in self.keys:
+            return _QUERY_KEY.sub("", target.path).replace("?&", "?").rstrip("?")
+        return target.path
+
+    def _headers(self, request: web.Request, provider: Provider) -> CIMultiDict[str]:
+        headers: CIMultiDict[str] = CIMultiDict()
+        inject = self.keys.get(provider)
+        for name, value in request.headers.items():
+            low = name.lower()
+            if low in _HOP or low.startswith("x-tackroom-"):
+                continue
+            if inject is not None and low in _CREDENTIAL_HEADERS:
+                continue
+            headers.add(name, value)
+        headers["Accept-Encoding"] = "identity"  # the capture reads the answer as it passes
+        if inject is not None:
+            if provider == "anthropic":
+                headers["x-api-key"] = inject
+            elif provider == "gemini":
+                headers["x-goog-api-key"] = inject
+            else:
+                headers["Authorization"] = f"Bearer {inject}"
+        return headers
+
+
+def _read_request(call: Call, body: bytes, target: Target) -> str | None:
+    """The model asked for; a problem with the body, or None."""
+    if target.kind in ("generate", "count_tokens"):
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            return f"the request body is not JSON ({exc})"
+        if not isinstance(value, dict):
+            return "the request body is not a JSON object"
+        model = value.get("model")
+        call.model_requested = model if isinstance(model, str) and model else model_in_path(target.path)
+    return None
+
+
+def _refuse(call: Call, status: int, wire: str, message: str) -> web.Response:
+    call.status = status
+    call.reason = message
+    return _error(status, wire, message)
+
+
+def _error(status: int, wire: str, message: str) -> web.Response:
+    body = _WIRE_ERRORS[wire].error_body(status, message)
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+
+
+def _hang_up(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def _client_secrets(request: web.Request) -> set[str]:
+    """The credentials the client sent (header values, a ``key=`` in the query): never stored."""
+    found = set()
+    for name, value in request.headers.items():
+        if is_secret_header(name) and value:
+            found.add(value)
+            found.add(_BEARER.sub("", value))
+    for name, value in request.query.items():
+        if is_secret_name(name) and value:
+            found.add(value)
+    return {value for value in found if len(value) >= 6}

@@ -1,0 +1,115 @@
+"""The capture writer: a thread that prices finished calls and stores them in batches.
+
+The proxy's event loop never waits for SQLite: it puts each finished call on
+a queue, and this thread writes whatever has gathered in one transaction
+(hundreds of rows per commit under load). :meth:`CaptureWriter.flush` waits
+until everything queued so far is stored.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from decimal import Decimal
+
+from tackroom.errors import TackroomError
+from tackroom.gateway.redaction import redact_body
+from tackroom.gateway.store import Call, CaptureStore
+from tackroom.prices import PriceBook
+
+BATCH = 500
+GATHER_S = 0.05
+"""How long the writer lets calls gather before a write (a call is stored at most this much later)."""
+_STOP = None
+
+
+def price(call: Call, book: PriceBook) -> Decimal | None:
+    """What the call cost, or None when its model's price or its usage is unknown (never 0 for unknown)."""
+    model = call.model_served or call.model_requested
+    usage = call.usage
+    if model is None or usage.input_uncached is None or usage.output is None:
+        return None
+    prices = book.lookup(model)
+    if prices is None:
+        return None
+    read, write = usage.cache_read or 0, usage.cache_write or 0  # a cache figure not sent adds nothing
+    rates = prices.rates[prices.price_class(usage.input_uncached + read + write)]
+    return rates.cost(usage.input_uncached, usage.output, read, write)
+
+
+def _redact(call: Call) -> None:
+    """Hide the call's credentials (and secret-named JSON values) in its bodies, before any write."""
+    if call.request_body is not None:
+        call.request_body = redact_body(call.request_body, call.secrets)
+    if call.response_body is not None:
+        call.response_body = redact_body(call.response_body, call.secrets)
+    call.secrets = frozenset()
+
+
+class CaptureWriter:
+    """Stores calls from any thread, in order, in batches."""
+
+    def __init__(self, store: CaptureStore, prices: PriceBook) -> None:
+        self.store = store
+        self.prices = prices
+        self.written = 0
+        self.failures: list[str] = []
+        self._queue: queue.Queue[Call | None] = queue.Queue()
+        self._gather = threading.Event()
+        """Set while someone waits for the queue to drain: no more gathering."""
+        self._thread = threading.Thread(target=self._run, name="tackroom-gateway-writer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def put(self, call: Call) -> None:
+        self._queue.put(call)
+
+    def flush(self) -> None:
+        """Wait until every call queued so far is stored (or has failed to be)."""
+        self._gather.set()
+        try:
+            self._queue.join()
+        finally:
+            self._gather.clear()
+
+    def stop(self) -> None:
+        self._gather.set()
+        self._queue.put(_STOP)
+        self._thread.join()
+        self.prices.save()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is not None and self._queue.qsize() < BATCH:
+                # Let a batch gather: one transaction per call would hold the GIL (and the proxy's loop)
+                # far more often; a stop or a flush does not wait for it (their sentinel is queued).
+                self._gather.wait(GATHER_S)
+            batch = [first]
+            while len(batch) < BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            calls = [call for call in batch if call is not None]
+            try:
+                self._write(calls)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if len(calls) < len(batch):
+                return
+
+    def _write(self, calls: list[Call]) -> None:
+        if not calls:
+            return
+        try:
+            for call in calls:
+                _redact(call)
+                call.cost_usd = price(call, self.prices)
+            self.store.add(calls)
+        except (TackroomError, OSError, ValueError, ArithmeticError) as exc:
+            self.failures.append(f"{len(calls)} call(s) not stored: {exc}")
+            return
+        self.written += len(calls)

@@ -1,0 +1,97 @@
+"""Real harnesses through ``tackroom run --mock ... --capture``: one captured call per model request,
+each with exact usage.
+
+The mock answers every model call with the same usage (its defaults), so each
+captured call's normalized figures are known exactly from its wire's semantics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from realkit import RunFn
+
+from tackroom.adapters.resolve import Adapter
+from tackroom.mock import (
+    DEFAULT_CACHE_READ_TOKENS,
+    DEFAULT_CACHE_WRITE_TOKENS,
+    DEFAULT_INPUT_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+    DEFAULT_REASONING_TOKENS,
+    MockServer,
+    Script,
+    Turn,
+)
+from tackroom.run.runner import vocabulary
+
+pytestmark = pytest.mark.real
+
+IN, OUT = DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
+READ, WRITE, THINK = DEFAULT_CACHE_READ_TOKENS, DEFAULT_CACHE_WRITE_TOKENS, DEFAULT_REASONING_TOKENS
+
+# The mock puts each figure verbatim in the wire's own field; the gateway converts each wire's semantics.
+EXPECTED = {
+    "anthropic-messages": {
+        "input_uncached": IN,
+        "cache_read": READ,
+        "cache_write": WRITE,
+        "output": OUT,
+        "reasoning": None,
+    },
+    "openai-chat": {
+        "input_uncached": IN - READ,
+        "cache_read": READ,
+        "cache_write": None,
+        "output": OUT,
+        "reasoning": THINK,
+    },
+    "openai-responses": {
+        "input_uncached": IN - READ - WRITE,
+        "cache_read": READ,
+        "cache_write": WRITE,
+        "output": OUT,
+        "reasoning": THINK,
+    },
+    "gemini": {
+        "input_uncached": IN - READ,
+        "cache_read": READ,
+        "cache_write": None,
+        "output": OUT + THINK,
+        "reasoning": THINK,
+    },
+}
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "opencode"], indirect=True)
+def test_every_model_request_is_captured_with_exact_usage(
+    harness: Adapter, run_harness: RunFn, tmp_path: Path
+) -> None:
+    text = f"TACKROOM-CAPTURED-{harness.name}"
+    with MockServer(Script([Turn.reply(text)]), tools=vocabulary(harness)) as mock:
+        # The capture goes to the test's own database, not the shared harness data dir's state.
+        result = run_harness(
+            "say the magic words", mock=mock, capture=True, capture_db=tmp_path / "capture.db"
+        )
+        requests = mock.requests
+    assert result.ok, result.error
+    assert result.final_text is not None and result.final_text.strip() == text
+    assert result.capture is not None and not result.capture["failures"]
+    calls = result.capture["calls"]
+    # One captured call per request that reached the model, no more, no fewer.
+    assert Counter(c["path"] for c in calls) == Counter(r.path for r in requests)
+    assert {c["trace_id"] for c in calls} == {result.run_dir.name}
+    generated = [c for c in calls if c["wire_api"] is not None]
+    assert generated, "the harness made no model call through the gateway"
+    for call in generated:
+        assert (call["status"], call["outcome"]) == (200, "complete"), call
+        assert call["usage"] == EXPECTED[call["wire_api"]], call
+    summed = result.capture["usage"]
+    assert summed["calls"] == len(calls)
+    assert summed["usage"]["output"] == sum(EXPECTED[c["wire_api"]]["output"] or 0 for c in generated)
+    # Beside the harness's own report: each harness here counts its one call's output as the provider sent it.
+    reconciliation = result.capture["reconciliation"]
+    assert reconciliation["output"] == {"harness": OUT, "gateway": OUT, "difference": 0, "explanation": None}
+    for figure in reconciliation.values():
+        assert figure["difference"] in (0, None) or figure["explanation"], figure
