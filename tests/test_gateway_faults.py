@@ -101,7 +101,11 @@ def test_malformed_sse_passes_through_and_is_marked(gw: Gateway) -> None:
     call = only_call(gw)
     assert (call["status"], call["outcome"]) == (200, "incomplete")
     assert call["reason"].startswith("malformed SSE event")
-    assert call["usage"]["output"] == 7  # the rest of the stream was still read
+    if "client went away" in call["reason"]:
+        # The SDK may hang up on the bad event before the rest arrives: the partial count stays.
+        assert call["usage"]["output"] in (1, 7)
+    else:
+        assert call["usage"]["output"] == 7  # the rest of the stream was still read
 
 
 @pytest.mark.parametrize(

@@ -170,13 +170,11 @@ class Capture:
         if not self.sse and self.wire is not None and 200 <= status < 300 and clean:
             self._whole()
         reason = failure
-        if reason is None and self.sse and status < 300:
-            if self._problem:
-                reason = self._problem
-            elif not self._terminal:
-                reason = "the stream ended before its final event"
-        if reason is None and not self.sse and self._problem and status < 300:
-            reason = self._problem
+        if self._problem and status < 300:
+            # What was wrong with the answer came first: a client meeting a malformed event hangs up.
+            reason = self._problem if failure is None else f"{self._problem}; then {failure}"
+        elif reason is None and self.sse and status < 300 and not self._terminal:
+            reason = "the stream ended before its final event"
         return Captured(self.model, self._usage(), self._raw or None, reason is None, reason)
 
     def _usage(self) -> CallUsage:
