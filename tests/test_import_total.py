@@ -340,3 +340,16 @@ def assert_not_wider(before: Agent, after: Agent, harness: str) -> None:
     universe |= {*after.tools, *after.disallowed_tools}
     wider = usable(after, universe) - usable(before, universe)
     assert not wider, f"{harness}: the agent may now use {sorted(wider)}"
+
+
+def test_a_toml_prompt_with_a_carriage_return_loads_back_as_it_was_imported(tmp_path: Path) -> None:
+    """A lone CR (or CRLF, or a BOM) in a TOML command's prompt is imported as a profile file reads
+    back: LF line ends, no BOM (found by the test above, as `prompt = "\\r"`)."""
+    adapter = resolve_builtins()["gemini"]
+    root = tmp_path / "home"
+    lay_out({root / ".gemini/commands/ok.toml": b'prompt = "\\ufeffa\\r\\nb\\rc"\n'})
+    imported = import_native(adapter, root=root)
+    into = tmp_path / "profile"
+    write_loadable(imported.profile, into)
+    assert load_profile([into]) == imported.profile
+    assert [c.body for c in imported.profile.commands] == ["a\nb\nc"]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
+from tackroom.profile.frontmatter import normalize
 from tackroom.profile.model import ARGUMENTS, Agent, Command, Rule, Skill
 
 _SECTION = re.compile(r"<!-- tackroom:rule (\S+) -->\n(.*?)\n<!-- /tackroom:rule \1 -->\n", re.DOTALL)
@@ -57,8 +58,6 @@ class Concat(Engine):
         text = _text(ctx, "rule", _document_name(ctx.path), ctx.path)
         if text is None:
             return []
-        from tackroom.profile.frontmatter import normalize
-
         text = normalize(text)  # a BOM and CRLF, as the profile loader reads them too
         rules = [Rule(name, body) for name, body in _SECTION.findall(text)]
         rest = _SECTION.sub("", text).strip()
@@ -534,6 +533,7 @@ class Dir(Engine):
                 if not isinstance(body, str):
                     ctx.drop("command", name, f"{path}: prompt: not a string")
                     continue
+                body = normalize(body)  # as a profile's file is read back: LF line ends, no BOM
             self._unknown(ctx, "command", name, path, data, self._known(ctx, "description", "prompt"))
             neutral = parse_body(ctx, body)
             again, problem = render_body(ctx, neutral)
