@@ -123,14 +123,7 @@ def _split(
                 continue
             cursor.line += 1
             cursor.offset += skipping + end + 1
-            yield (
-                cursor.line,
-                TraceIssue(
-                    path,
-                    cursor.line,
-                    f"a line of {skipping + end} bytes is over the {MAX_LINE} byte limit: not read",
-                ),
-            )
+            yield cursor.line, TraceIssue(path, cursor.line, _too_long(skipping + end))
             skipping, start = 0, end + 1
         data = pending + chunk[start:] if pending else chunk[start:]
         pending = b""
