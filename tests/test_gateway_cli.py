@@ -102,3 +102,68 @@ def test_run_refuses_a_gateway_with_its_own_endpoint_or_capture(tmp_path: Path) 
     assert both.returncode == 1 and "choose one" in both.stderr
     bad = run_cli("run", "claude-code", "hi", "--gateway", "ftp://x")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def _fetched(url: str) -> dict[str, object]:
+    """What ``run --gateway URL`` puts in ``Result.capture`` for run ``run-fetch`` (nothing self-reported)."""
+    from tackroom.run.runner import _fetched as fetch
+    from tackroom.trace.events import Usage as Reported
+
+    return fetch(url, "run-fetch", Reported())
+
+
+def test_a_run_through_a_running_gateway_gets_its_calls_from_it(tmp_path: Path) -> None:
+    from tackroom.gateway import Gateway
+
+    with (
+        MockServer(Script([Turn.reply("hi", usage=USAGE)] * 3)) as mock,
+        Gateway(mock.base_url, db=tmp_path / "gw.db") as gw,
+    ):
+        for trace in ("run-fetch", "run-fetch", "someone-else"):
+            client = claude(base_url=gw.trace_url(trace), api_key="sk-ant-FETCH-000001", max_retries=0)
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
+        capture = _fetched(gw.url)
+        stored = gw.store.calls(run="run-fetch")
+    assert capture["failures"] == []
+    calls = capture["calls"]
+    assert isinstance(calls, list) and [c["trace_id"] for c in calls] == ["run-fetch", "run-fetch"]
+    assert calls == json.loads(json.dumps(stored, default=str))  # the gateway's own rows, as stored
+    assert calls[0]["usage"] == {
+        "input_uncached": 1000,
+        "cache_read": 200,
+        "cache_write": 30,
+        "output": 50,
+        "reasoning": None,
+    }
+    usage = capture["usage"]
+    assert isinstance(usage, dict) and usage["calls"] == 2 and usage["usage"]["output"] == 100
+    assert "sk-ant-FETCH" not in json.dumps(capture)
+
+
+def test_a_gateway_that_cannot_give_the_calls_leaves_them_unknown(tmp_path: Path) -> None:
+    from tests.gatewaykit import free_port
+
+    dead = _fetched(f"http://127.0.0.1:{free_port()}")
+    assert dead["calls"] is None and dead["usage"] is None  # unknown, never an empty list
+    assert "did not give the run's calls" in str(dead["failures"])
+    # Something else than a gateway on that port: its answer is outside input.
+    with MockServer() as not_a_gateway:
+        other = _fetched(not_a_gateway.base_url)
+    assert other["calls"] is None and "gateway at" in str(other["failures"])
+
+
+def test_the_calls_endpoint_refuses_a_bad_run_id(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    from tackroom.gateway import Gateway
+
+    with Gateway("http://127.0.0.1:9", db=tmp_path / "gw.db") as gw:
+        try:
+            urllib.request.urlopen(f"{gw.url}/_tackroom/calls?run=../../etc", timeout=10)
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 400 and b"must match" in exc.read()
+        else:
+            raise AssertionError("a bad run id was accepted")

@@ -7,6 +7,8 @@ captured call's normalized figures are known exactly from its wire's semantics.
 
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from realkit import RunFn
 
 from tackroom.adapters.resolve import Adapter
+from tackroom.gateway import Gateway
 from tackroom.mock import (
     DEFAULT_CACHE_READ_TOKENS,
     DEFAULT_CACHE_WRITE_TOKENS,
@@ -24,7 +27,7 @@ from tackroom.mock import (
     Script,
     Turn,
 )
-from tackroom.run.runner import vocabulary
+from tackroom.run.runner import run, vocabulary
 
 pytestmark = pytest.mark.real
 
@@ -95,3 +98,40 @@ def test_every_model_request_is_captured_with_exact_usage(
     assert reconciliation["output"] == {"harness": OUT, "gateway": OUT, "difference": 0, "explanation": None}
     for figure in reconciliation.values():
         assert figure["difference"] in (0, None) or figure["explanation"], figure
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_a_run_through_a_running_gateway_carries_its_calls(
+    harness: Adapter, harness_data: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """``run --gateway URL``: the gateway runs on its own (here in-process, its own store); the Result
+    gets the run's calls from it over HTTP, as from a gateway on another host."""
+    text = "TACKROOM-THROUGH-A-GATEWAY"
+    key = "sk-ant-through-gateway-0001"
+    environ = {**os.environ, "XDG_DATA_HOME": str(harness_data), "ANTHROPIC_API_KEY": key}
+    with (
+        MockServer(Script([Turn.reply(text)]), tools=vocabulary(harness)) as mock,
+        Gateway(mock.base_url, db=tmp_path / "gateway.db") as gateway,
+    ):
+        result = run(
+            harness,
+            "say the magic words",
+            workdir=workdir,
+            runs_dir=tmp_path / "runs",
+            environ=environ,
+            gateway=gateway.url,
+            timeout_s=120.0,
+            harness_version=harness.version,
+        )
+        stored = gateway.store.calls(run=result.run_dir.name)
+        requests = mock.requests
+    assert result.ok, result.error
+    assert result.final_text is not None and result.final_text.strip() == text
+    assert result.capture is not None and result.capture["failures"] == []
+    calls = result.capture["calls"]
+    assert calls == json.loads(json.dumps(stored, default=str))
+    assert Counter(c["path"] for c in calls) == Counter(r.path for r in requests)
+    generated = [c for c in calls if c["wire_api"] is not None]
+    assert generated and all(c["usage"] == EXPECTED["anthropic-messages"] for c in generated)
+    assert result.capture["reconciliation"]["output"]["difference"] == 0
+    assert key not in (tmp_path / "gateway.db").read_bytes().decode("latin-1")

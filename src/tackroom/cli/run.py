@@ -144,6 +144,10 @@ def _capture_summary(result: Result) -> None:
         return
     calls = result.capture["calls"]
     usage = result.capture["usage"]
+    if calls is None:  # a running gateway's record could not be had: the reason is in failures
+        for failure in result.capture["failures"]:
+            console(stderr=True).print(f"gateway: {failure}", markup=False)
+        return
     line = f"gateway: {len(calls)} model call(s) captured"
     if usage is not None:
         figures = ", ".join(

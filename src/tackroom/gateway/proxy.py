@@ -28,6 +28,7 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
+from tackroom.errors import TackroomError
 from tackroom.gateway.capture import Capture
 from tackroom.gateway.routes import (
     RUN_HEADER,
@@ -45,6 +46,9 @@ from tackroom.gateway.writer import CaptureWriter
 from tackroom.mock.wires import WIRES
 from tackroom.redact import is_secret_header, is_secret_name, redact_text
 
+CALLS_PATH = "/_tackroom/calls"
+CALLS_WAIT_S = 10.0
+"""How long ``/_tackroom/calls`` waits for a run's calls still in flight (a harness may leave one open)."""
 _HOP = frozenset(
     {
         "connection",
@@ -93,6 +97,8 @@ class Proxy:
         )
         self.session: aiohttp.ClientSession | None = None
         self.in_flight = 0
+        self.tracing: dict[str, int] = {}
+        """Calls in flight per trace id (``/_tackroom/calls`` waits for a run's own to end)."""
         self._ids = uuid.uuid4().hex  # this gateway's; a call's id adds its number (uuid4 each is a syscall)
         self._count = itertools.count(1)
 
@@ -123,6 +129,8 @@ class Proxy:
             and TRACE_HEADER not in request.headers
         ):
             return web.json_response({"gateway": "tackroom", "ok": True})
+        if request.path == CALLS_PATH and TRACE_HEADER not in request.headers:
+            return await self._calls(request)
         secrets = _client_secrets(request) | set(self.keys.values())
         call = Call(
             call_id=f"{self._ids}-{next(self._count)}",
@@ -147,9 +155,43 @@ class Proxy:
             )
         finally:
             self.in_flight -= 1
+            if call.trace_id is not None:
+                self._untrace(call.trace_id)
             call.duration_ms = (time.perf_counter() - began) * 1000
             call.reason = None if call.reason is None else redact_text(call.reason, secrets)
             self.writer.put(call)
+
+    def _untrace(self, trace: str) -> None:
+        left = self.tracing[trace] - 1
+        if left:
+            self.tracing[trace] = left
+        else:
+            del self.tracing[trace]
+
+    async def _calls(self, request: web.Request) -> web.Response:
+        """``GET /_tackroom/calls?run=ID``: a run's stored calls, once those in flight are stored too.
+
+        This is how ``tackroom run --gateway URL`` fills ``Result.capture`` from a gateway
+        running elsewhere (its store may be another host's PostgreSQL). Rows carry no bodies.
+        """
+        if request.method != "GET":
+            return web.json_response({"error": f"{CALLS_PATH} answers GET only"}, status=405)
+        run = request.query.get("run", "")
+        if not TRACE_ID.fullmatch(run):
+            return web.json_response({"error": f"?run= must match {TRACE_ID.pattern}"}, status=400)
+        deadline = time.monotonic() + CALLS_WAIT_S
+        while run in self.tracing and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.writer.flush)
+        try:
+            calls = await loop.run_in_executor(None, lambda: self.writer.store.calls(run=run))
+        except TackroomError as exc:
+            return web.json_response({"error": f"the capture store failed: {exc}"}, status=503)
+        return web.Response(
+            body=orjson.dumps({"calls": calls, "failures": self.writer.failures}, default=str),
+            content_type="application/json",
+        )
 
     async def _serve(self, request: web.Request, call: Call, began: float) -> web.StreamResponse:
         wire_shape = wire_of_path(request.path)
@@ -161,6 +203,8 @@ class Proxy:
         except BadTarget as exc:
             return _refuse(call, 400, wire_shape, str(exc))
         call.trace_id, call.run_id = target.trace_id, run
+        if call.trace_id is not None:
+            self.tracing[call.trace_id] = self.tracing.get(call.trace_id, 0) + 1
         call.path = redact_text(target.path, call.secrets)
         call.wire_api, call.provider = target.wire, target.provider
         if target.kind is None or target.provider is None:

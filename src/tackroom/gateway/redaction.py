@@ -16,7 +16,8 @@ def redact_body(data: bytes, secrets: frozenset[str]) -> bytes:
     """``data`` with the call's credentials and any value under a secret-named JSON key hidden."""
     for secret in sorted(secrets, key=len, reverse=True):
         data = data.replace(secret.encode(), REDACTED.encode())
-    if not any(word in data.lower() for word in _SECRET_WORDS):
+    lowered = data.lower()
+    if not any(word in lowered for word in _SECRET_WORDS):
         return data
     try:
         value = orjson.loads(data)

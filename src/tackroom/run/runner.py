@@ -28,6 +28,7 @@ from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.plan import Endpoint
 from tackroom.project import Project, load_project
+from tackroom.redact import redact_text
 from tackroom.run.home import prepare_home, remove_copies, stage_files
 from tackroom.run.result import Result, save
 from tackroom.run.session import EventCallback, execute
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from tackroom.mock import MockServer, Script, ToolVocabulary
     from tackroom.profile.model import Profile
     from tackroom.trace.attribute import RunTraces
+    from tackroom.trace.events import Usage
 
 HomeMode = Literal["isolated", "real"]
 
@@ -184,6 +186,9 @@ async def arun(
         result = replace(result, trace=_traces(resolved, result, started, env, environ, root))
         if captor is not None:
             result = replace(result, capture=_captured(captor, run_dir.name, result))
+        elif gateway is not None:
+            fetched = await asyncio.to_thread(_fetched, gateway, run_dir.name, result.usage)
+            result = replace(result, capture=fetched)
         save(result)
         return result
 
@@ -272,18 +277,61 @@ def _through_gateway(endpoint: Endpoint | None, url: str, run_id: str, api_key_e
 
 def _captured(captor: Gateway, run_id: str, result: Result) -> dict[str, Any]:
     """The run's calls as its gateway stored them, their usage summed, and beside the harness's report."""
+    captor.flush()
+    return _capture(captor.store.calls(run=run_id), captor.failures, result.usage)
+
+
+def _capture(calls: list[dict[str, Any]], failures: list[str], reported: Usage) -> dict[str, Any]:
     from tackroom.gateway.reconcile import reconcile
     from tackroom.gateway.store import summarize
 
-    captor.flush()
-    calls = captor.store.calls(run=run_id)
     summed = summarize(calls, "run")
     return {
         "calls": calls,
         "usage": summed[0] if summed else None,
-        "reconciliation": reconcile(result.usage, calls),
-        "failures": captor.failures,
+        "reconciliation": reconcile(reported, calls),
+        "failures": failures,
     }
+
+
+MAX_CALLS_BYTES = 256 * 1024 * 1024
+FETCH_TIMEOUT_S = 30.0
+"""How long a run waits for a running gateway's record of its calls (the gateway waits up to 10 s
+for calls still in flight, then stores what it has)."""
+
+
+def _fetched(gateway: str, run_id: str, reported: Usage) -> dict[str, Any]:
+    """The run's calls as a running gateway (``--gateway URL``) stored them, asked over HTTP.
+
+    The answer is outside input: anything but the gateway's own shape leaves the capture's
+    calls unknown (None), with the reason in ``failures``; the run itself is not failed.
+    """
+    import urllib.error
+    import urllib.request
+
+    import orjson
+
+    url = f"{gateway.rstrip('/')}/_tackroom/calls?run={run_id}"
+    shown = redact_text(gateway)
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S) as answer:
+            data = answer.read(MAX_CALLS_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return _uncaptured(f"the gateway at {shown} did not give the run's calls: {exc}")
+    if len(data) > MAX_CALLS_BYTES:
+        return _uncaptured(f"the gateway at {shown} sent more than {MAX_CALLS_BYTES} bytes of calls")
+    try:
+        value = orjson.loads(data)
+        calls, failures = value["calls"], value["failures"]
+        if not isinstance(calls, list) or not all(isinstance(f, str) for f in failures):
+            raise TypeError("not a list of calls")
+        return _capture(calls, list(failures), reported)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
+        return _uncaptured(f"the gateway at {shown} answered something else than its calls ({exc!r})")
+
+
+def _uncaptured(reason: str) -> dict[str, Any]:
+    return {"calls": None, "usage": None, "reconciliation": None, "failures": [reason]}
 
 
 def _explained(result: Result, untrusted: str | None) -> str | None:
