@@ -1,13 +1,21 @@
-"""The gateway's added latency and throughput against a fast upstream on loopback (issue 11).
+"""The gateway's added latency, throughput and cost against a fast upstream on loopback (issue 11).
 
-Three processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
+Four processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
 stream of N distinct deltas), ``tackroom gateway serve`` in front of it with
-capture on (SQLite), and this client (aiohttp). Each case is run direct and
-through the gateway, alternating, at each concurrency; the added latency is
-the gateway's percentile minus the direct one. The gateway's peak RSS is read
-from ``/proc``. (LiteLLM's proxy joins the comparison in a later part.)
+capture on (SQLite), LiteLLM's proxy in front of it (``litellm[proxy]``,
+default settings, a master key, no database), and this client (aiohttp).
+Each case runs direct, through tackroom and through LiteLLM, alternating, at
+each concurrency; a proxy's added latency is its percentile minus the direct
+one. Beside latency: requests per second, the proxy's CPU time per request
+(user + system, from ``/proc``: what "requests per second per core" is the
+inverse of), and its peak RSS. A streamed answer through tackroom is checked
+byte for byte against the direct one.
 
-    python benchmarks/gateway_bench.py [--requests 2000] [--events 200]
+LiteLLM is run from its own virtual environment (it pins its own dependency
+versions): ``python3 -m venv .cache/litellm && .cache/litellm/bin/pip install
+'litellm[proxy]==1.108.7'``; without it the table has no LiteLLM columns.
+
+    python benchmarks/gateway_bench.py [--requests 2000] [--litellm-requests 400] [--events 200] [--write]
 """
 
 from __future__ import annotations
@@ -16,40 +24,55 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+from _common import machine, write_section
 
-UPSTREAM = Path(__file__).resolve().parent / "gateway_upstream.py"
+HERE = Path(__file__).resolve().parent
+UPSTREAM = HERE / "gateway_upstream.py"
+LITELLM = HERE.parent / ".cache" / "litellm" / "bin" / "litellm"
+LITELLM_VERSION = "1.108.7"
+MASTER_KEY = "sk-bench-master-key"
+CONCURRENCY = (1, 50, 100)
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-async def wait_up(url: str) -> None:
+async def wait_up(url: str, tries: int = 1200) -> None:
     async with aiohttp.ClientSession() as http:
-        for _ in range(200):
+        for _ in range(tries):
             try:
                 async with http.get(url) as answer:
                     await answer.read()
                     return
             except aiohttp.ClientError:
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.1)
     raise RuntimeError(f"{url} did not come up")
 
 
+def request_body(streamed: bool) -> str:
+    messages = [{"role": "user", "content": "x"}]
+    return json.dumps(
+        {"model": "claude-sonnet-4-5", "max_tokens": 5, "stream": streamed, "messages": messages}
+    )
+
+
 async def load(base: str, streamed: bool, requests: int, concurrency: int) -> tuple[list[float], float]:
-    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5, "stream": streamed, "messages": []})
+    body = request_body(streamed)
+    headers = {"x-api-key": MASTER_KEY, "content-type": "application/json"}
     latencies: list[float] = []
     left = requests
     connector = aiohttp.TCPConnector(limit=concurrency)
@@ -60,9 +83,10 @@ async def load(base: str, streamed: bool, requests: int, concurrency: int) -> tu
             while left > 0:
                 left -= 1
                 started = time.perf_counter()
-                async with http.post(f"{base}/v1/messages", data=body, headers={"x-api-key": "k"}) as answer:
+                async with http.post(f"{base}/v1/messages", data=body, headers=headers) as answer:
                     await answer.read()
-                    assert answer.status == 200
+                    if answer.status != 200:
+                        raise RuntimeError(f"{base}: HTTP {answer.status}")
                 latencies.append(time.perf_counter() - started)
 
         began = time.perf_counter()
@@ -70,62 +94,183 @@ async def load(base: str, streamed: bool, requests: int, concurrency: int) -> tu
         return latencies, requests / (time.perf_counter() - began)
 
 
-def pct(samples: list[float], q: float) -> float:
-    return statistics.quantiles(samples, n=100)[int(q) - 1] * 1000
+async def answer_bytes(base: str) -> bytes:
+    headers = {"x-api-key": MASTER_KEY}
+    async with (
+        aiohttp.ClientSession(auto_decompress=False) as http,
+        http.post(f"{base}/v1/messages", data=request_body(True), headers=headers) as answer,
+    ):
+        return await answer.read()
 
 
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def pct(samples: list[float], q: int) -> float:
+    return statistics.quantiles(samples, n=100)[q - 1] * 1000
+
+
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of these processes (and their waited-for children)."""
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(f) for f in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree(pid: int) -> list[int]:
+    """A process and its descendants (LiteLLM's proxy runs its server in a child)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        todo += [int(c) for c in children]
+    return found
+
+
+def peak_rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+@dataclass
+class Measured:
+    p50: float
+    p99: float
+    rate: float
+    cpu_ms: float | None
+
+
+def measure(base: str, streamed: bool, requests: int, concurrency: int, pids: list[int]) -> Measured:
+    asyncio.run(load(base, streamed, min(200, requests), concurrency))  # warm up: connections, caches
+    before = cpu_s(pids) if pids else 0.0
+    latencies, rate = asyncio.run(load(base, streamed, requests, concurrency))
+    used = (cpu_s(pids) - before) / requests * 1000 if pids else None
+    return Measured(pct(latencies, 50), pct(latencies, 99), rate, used)
+
+
+def litellm_config(tmp: Path, upstream: str) -> Path:
+    config = tmp / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: claude-sonnet-4-5\n"
+        "    litellm_params:\n"
+        "      model: anthropic/claude-sonnet-4-5\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: upstream-key\n"
+        "general_settings:\n"
+        f"  master_key: {MASTER_KEY}\n",
+        encoding="utf-8",
+    )
+    return config
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--litellm-requests", type=int, default=400)
     parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument("--write", action="store_true", help="write the tables to RESULTS.md")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp())
-    up_port, gw_port = free_port(), free_port()
-    upstream = subprocess.Popen([sys.executable, str(UPSTREAM), str(up_port), str(args.events)])
+    up_port, gw_port, ll_port = free_port(), free_port(), free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    processes = [subprocess.Popen([sys.executable, str(UPSTREAM), str(up_port), str(args.events)])]
     env = {**os.environ, "XDG_DATA_HOME": str(tmp / "data"), "XDG_CACHE_HOME": str(tmp / "cache")}
-    gateway = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "tackroom", "gateway", "serve"),
-            *(
-                "--upstream",
-                f"http://127.0.0.1:{up_port}",
-                "--port",
-                str(gw_port),
-                "--db",
-                str(tmp / "state.db"),
-            ),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    direct, through = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{gw_port}/t/bench"
+    serve = ("gateway", "serve", "--upstream", upstream_url, "--port", str(gw_port))
+    serve += ("--db", str(tmp / "state.db"))
+    gateway = subprocess.Popen([sys.executable, "-m", "tackroom", *serve], env=env, stdout=subprocess.DEVNULL)
+    processes.append(gateway)
+    litellm = None
+    if not args.no_litellm and LITELLM.exists():
+        litellm = subprocess.Popen(
+            [str(LITELLM), "--config", str(litellm_config(tmp, upstream_url)), "--port", str(ll_port)],
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        processes.append(litellm)
+    direct, through = upstream_url, f"http://127.0.0.1:{gw_port}/t/bench"
+    liteurl = f"http://127.0.0.1:{ll_port}"
+    rows: list[str] = []
     try:
         asyncio.run(wait_up(f"http://127.0.0.1:{gw_port}/health"))
-        time.sleep(0.5)
-        print("| case | concurrency | direct p50 ms | added p50 ms | added p99 ms | direct/s | gateway/s |")
-        print("|---|---|---|---|---|---|---|")
+        if litellm is not None:
+            asyncio.run(wait_up(f"{liteurl}/health/liveliness"))
+        identical = asyncio.run(answer_bytes(direct)) == asyncio.run(answer_bytes(through))
         for streamed in (False, True):
-            for concurrency in (1, 50, 100):
-                asyncio.run(load(through, streamed, 200, concurrency))  # warm up
-                d, d_rate = asyncio.run(load(direct, streamed, args.requests, concurrency))
-                g, g_rate = asyncio.run(load(through, streamed, args.requests, concurrency))
-                case = f"stream {args.events} events" if streamed else "whole"
-                print(
-                    f"| {case} | {concurrency} | {pct(d, 50):.2f} | {pct(g, 50) - pct(d, 50):+.2f} "
-                    f"| {pct(g, 99) - pct(d, 99):+.2f} | {d_rate:.0f} | {g_rate:.0f} |"
+            for concurrency in CONCURRENCY:
+                case = f"stream of {args.events} events" if streamed else "whole answer"
+                d = measure(direct, streamed, args.requests, concurrency, [])
+                g = measure(through, streamed, args.requests, concurrency, [gateway.pid])
+                line = (
+                    f"| {case} | {concurrency} | {d.p50:.2f} | {g.p50 - d.p50:+.2f} | {g.p99 - d.p99:+.2f} "
+                    f"| {d.rate:.0f} | {g.rate:.0f} | {g.cpu_ms:.2f} | {1000 / (g.cpu_ms or 1):.0f} |"
                 )
-        print(f"gateway peak RSS: {peak_rss_mb(gateway.pid):.0f} MB")
+                if litellm is not None:
+                    ll = measure(liteurl, streamed, args.litellm_requests, concurrency, tree(litellm.pid))
+                    ratio = (ll.p50 - d.p50) / max(g.p50 - d.p50, 0.01)
+                    line += (
+                        f" {ll.p50 - d.p50:+.2f} | {ll.p99 - d.p99:+.2f} | {ll.rate:.0f} | {ll.cpu_ms:.2f} "
+                        f"| {ratio:.0f}x |"
+                    )
+                print(line, flush=True)
+                rows.append(line)
+        gateway_rss = peak_rss_mb([gateway.pid])
+        litellm_rss = peak_rss_mb(tree(litellm.pid)) if litellm is not None else None
     finally:
-        for process in (gateway, upstream):
+        for process in processes:
             process.terminate()
-            process.wait(10)
+        for process in processes:
+            process.wait(30)
+    head = (
+        "| case | concurrency | direct p50 ms | tackroom added p50 ms | added p99 ms | direct req/s "
+        "| tackroom req/s | tackroom CPU ms/req | tackroom req per CPU-s |"
+    )
+    rule = "|---|---|---|---|---|---|---|---|---|"
+    if litellm is not None:
+        head += (
+            " LiteLLM added p50 ms | added p99 ms | LiteLLM req/s | LiteLLM CPU ms/req "
+            "| LiteLLM/tackroom added p50 |"
+        )
+        rule += "---|---|---|---|---|"
+    body = "\n".join(
+        [
+            "## Gateway: added latency against direct, and against LiteLLM's proxy (issue 11)",
+            "",
+            f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine()}, `benchmarks/gateway_bench.py "
+            f"--requests {args.requests} --litellm-requests {args.litellm_requests} --events {args.events}`.",
+            "One fast aiohttp upstream on loopback (an Anthropic answer, whole or streamed as distinct "
+            "deltas);",
+            "`tackroom gateway serve` with capture on (SQLite); "
+            + (
+                f"LiteLLM {LITELLM_VERSION} (`litellm[proxy]`, default settings, a master key, no database);"
+                if litellm is not None
+                else "(LiteLLM not installed: not measured);"
+            ),
+            "the client (aiohttp), the upstream and the proxies share the 2 cores. Added = the proxy's "
+            "percentile minus direct's.",
+            "CPU ms/req is the proxy process's user+system time per request (its capture writer included).",
+            "",
+            head,
+            rule,
+            *rows,
+            "",
+            f"Streams through tackroom byte-identical to direct: **{'yes' if identical else 'NO'}**. "
+            f"Peak RSS: tackroom {gateway_rss:.0f} MB"
+            + (f", LiteLLM {litellm_rss:.0f} MB (its processes together)." if litellm_rss else "."),
+        ]
+    )
+    print(body)
+    if args.write:
+        write_section("gateway", body)
 
 
 if __name__ == "__main__":

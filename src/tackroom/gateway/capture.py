@@ -155,9 +155,10 @@ class Capture:
     def feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
         room = self.keep_bytes - len(self.kept)
-        if room > 0:
-            self.kept += chunk[:room]
-        if len(chunk) > max(room, 0):
+        if len(chunk) <= room:
+            self.kept += chunk
+        else:
+            self.kept += chunk[: max(room, 0)]
             self.truncated = True
         if self.sse and self.wire is not None:
             self._feed_sse(chunk)
@@ -189,7 +190,7 @@ class Capture:
     # --- SSE ------------------------------------------------------------------------------
 
     def _feed_sse(self, chunk: bytes) -> None:
-        data = self._pending + chunk
+        data = self._pending + chunk if self._pending else chunk
         data = data.replace(b"\r\n", b"\n") if b"\r" in data else data
         *events, rest = data.split(b"\n\n")
         for event in events:
