@@ -179,3 +179,38 @@ def test_install_all_means_every_verified_version() -> None:
     skipped = {a.name: v for a, v in _verified(resolve_builtins()) if isinstance(v, Skip)}
     assert skipped["kiro"] == Skip("no install recipe")
     assert skipped["crush"] == Skip("never verified: no pinned version")
+
+
+def test_installs_run_in_parallel_but_never_two_into_one_prefix() -> None:
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from tackroom.cli.install import _in_parallel
+
+    targets = [
+        (SimpleNamespace(harness="a"), "1"),
+        (SimpleNamespace(harness="a"), "1"),  # a second adapter of the same harness and version
+        (SimpleNamespace(harness="a"), "2"),
+        (SimpleNamespace(harness="b"), "1"),
+    ]
+    lock = threading.Lock()
+    running: list[tuple[str, str]] = []
+    overlaps: list[list[tuple[str, str]]] = []
+    finished: list[int] = []
+
+    def one(index: int) -> None:
+        adapter, version = targets[index]
+        with lock:
+            running.append((adapter.harness, version))
+            overlaps.append(list(running))
+        time.sleep(0.2)
+        with lock:
+            running.remove((adapter.harness, version))
+            finished.append(index)
+
+    _in_parallel(targets, one, jobs=3)
+    assert sorted(finished) == [0, 1, 2, 3]
+    assert not any(seen.count(("a", "1")) > 1 for seen in overlaps)  # one prefix, one install at a time
+    assert max(len(seen) for seen in overlaps) == 3  # the three prefixes were installed at once
+    assert finished.index(0) < finished.index(1)

@@ -21,6 +21,9 @@ def install_command(
         False, "--all", help="Every adapter with an install recipe, at each version it was verified with."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+    jobs: int = typer.Option(
+        3, "--jobs", "-j", min=1, max=16, help="Installs run at once (npm and pip wait on the network)."
+    ),
 ) -> None:
     """Install harnesses into tackroom's managed prefix (idempotent)."""
     from tackroom.adapters.resolve import load_adapters
@@ -35,25 +38,49 @@ def install_command(
         _check_version(version)
     targets = _targets(adapters, names, version) if not all_ else _verified(adapters)
     out = console(stderr=True)
-    results: list[dict[str, Any]] = []
-    failed = 0
-    for adapter, wanted in targets:
+    results: list[dict[str, Any]] = [{} for _ in targets]
+
+    def one(index: int) -> None:
+        adapter, wanted = targets[index]
         if isinstance(wanted, Skip):
-            results.append({"adapter": adapter.name, "skipped": wanted.why})
+            results[index] = {"adapter": adapter.name, "skipped": wanted.why}
             out.print(f"[dim]- {escape(adapter.name)}: skipped ({escape(wanted.why)})[/]")
-            continue
+            return
         try:
-            results.append(_one(adapter, wanted, out).to_json())
+            results[index] = _one(adapter, wanted, out, live=jobs == 1).to_json()
         except InstallError as exc:
             if not all_:
                 raise
-            failed += 1
-            results.append({"adapter": adapter.name, "version": wanted, "error": str(exc)})
+            results[index] = {"adapter": adapter.name, "version": wanted, "error": str(exc)}
             out.print(f"[red]x {escape(adapter.name)} {escape(wanted or '')}[/]: {escape(exc)}")
+
+    _in_parallel(targets, one, jobs)
     if as_json:
         print_json(results)
-    if failed:
+    if any("error" in result for result in results):
         raise typer.Exit(1)
+
+
+def _in_parallel(targets: list[tuple[Any, Any]], one: Any, jobs: int) -> None:
+    """``one(i)`` for every target, ``jobs`` at a time; installs into one prefix (the same harness at the
+    same version, from two adapters) run one after the other. The first error is raised at the end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lanes: dict[tuple[str, str], list[int]] = {}
+    for index, (adapter, wanted) in enumerate(targets):
+        lanes.setdefault((adapter.harness, str(wanted)), []).append(index)
+
+    def lane(indices: list[int]) -> None:
+        for index in indices:
+            one(index)
+
+    if jobs == 1:
+        for indices in lanes.values():
+            lane(indices)
+        return
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tackroom-install") as pool:
+        for future in [pool.submit(lane, indices) for indices in lanes.values()]:
+            future.result()
 
 
 LATEST = "latest"
@@ -105,12 +132,19 @@ def _check_version(version: str) -> None:
         raise typer.BadParameter(str(exc), param_hint="--version") from exc
 
 
-def _one(adapter: Any, version: str | None, out: Any) -> Any:
+def _one(adapter: Any, version: str | None, out: Any, *, live: bool = True) -> Any:
+    """Install one; ``live`` shows its progress on a status line (only one can be live at a time)."""
     from tackroom.install import install
 
     name = escape(adapter.name)
-    with out.status(f"installing {name}") as status:
-        done = install(adapter, version, progress=lambda line: status.update(f"{name}: {escape(line[:100])}"))
+    if live:
+        with out.status(f"installing {name}") as status:
+            done = install(
+                adapter, version, progress=lambda line: status.update(f"{name}: {escape(line[:100])}")
+            )
+    else:
+        out.print(f"[dim]… installing {name} {escape(version or adapter.spec.verified_with or '')}[/]")
+        done = install(adapter, version)
     what = f"{escape(done.adapter)} {escape(done.version)}"
     if done.already:
         out.print(f"[green]✓[/] {what} already installed ({escape(done.executable)})")
