@@ -1,8 +1,9 @@
 """What one model call said about itself: the model that served it, its usage, whether it finished.
 
 The proxy hands every chunk of the upstream answer to a :class:`Capture` as it
-passes it on to the client; the capture parses a copy (SSE incrementally, a
-plain JSON answer at its end) and never holds up the stream.
+passes it on to the client; the capture keeps a copy and parses it when the
+answer is over, in the capture writer's thread (an answer past the kept size is
+parsed as it passes from there on), so it never holds up the stream.
 
 Usage is normalized to tackroom's convention (Anthropic's): ``input_uncached``
 excludes cached tokens, ``cache_read`` and ``cache_write`` are additive to it,
@@ -153,18 +154,26 @@ class Capture:
         self.sse = content_type.split(";")[0].strip().lower() == "text/event-stream"
 
     def feed(self, chunk: bytes) -> None:
+        """Keep a copy of ``chunk``; an answer is parsed from its copy at :meth:`finish` (off the stream's
+        path), or, past ``keep_bytes``, chunk by chunk from there on."""
         self.total += len(chunk)
         room = self.keep_bytes - len(self.kept)
         if len(chunk) <= room:
             self.kept += chunk
-        else:
-            self.kept += chunk[: max(room, 0)]
+            return
+        if not self.truncated:
             self.truncated = True
+            self.kept += chunk[: max(room, 0)]
+            if self.sse and self.wire is not None:
+                self._feed_sse(bytes(self.kept))  # what was kept so far; the rest is read as it comes
+            chunk = chunk[max(room, 0) :]
         if self.sse and self.wire is not None:
             self._feed_sse(chunk)
 
     def finish(self, status: int, clean: bool, failure: str | None = None) -> Captured:
         """The call's record: ``clean`` says the upstream answer arrived to its end."""
+        if self.sse and self.wire is not None and not self.truncated and self.kept:
+            self._feed_sse(bytes(self.kept))
         if self.sse and self._pending.strip() and clean:
             self._event(self._pending)  # a last event without its blank line
             self._pending = b""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import re
 import time
@@ -298,13 +299,9 @@ class Proxy:
                 await answer.write_eof()
         else:
             _hang_up(request)  # the client must see a broken answer, as it would from the provider
-        captured = capture.finish(upstream.status, clean=failure is None, failure=failure)
-        call.model_served = captured.model_served
-        call.usage, call.usage_raw = captured.usage, captured.usage_raw
-        call.reason = captured.reason
         call.response_bytes = capture.total
-        call.response_body = bytes(capture.kept)
         call.response_truncated = capture.truncated
+        call.settle = functools.partial(_settle, capture, upstream.status, failure)
         return answer
 
     def _path(self, target: Target) -> str:
@@ -331,6 +328,15 @@ class Proxy:
             else:
                 headers["Authorization"] = f"Bearer {inject}"
         return headers
+
+
+def _settle(capture: Capture, status: int, failure: str | None, call: Call) -> None:
+    """What the answer said, read from its copy: done by the capture writer, after the client has it all."""
+    captured = capture.finish(status, clean=failure is None, failure=failure)
+    call.model_served = captured.model_served
+    call.usage, call.usage_raw = captured.usage, captured.usage_raw
+    call.reason = None if captured.reason is None else redact_text(captured.reason, call.secrets)
+    call.response_body = bytes(capture.kept)
 
 
 def _read_request(call: Call, body: bytes, target: Target) -> str | None:

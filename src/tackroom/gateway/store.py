@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -65,6 +65,8 @@ class Call:
     response_truncated: bool = False
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     """The call's credentials, for redaction only: never stored."""
+    settle: Callable[[Call], None] | None = field(default=None, repr=False, compare=False)
+    """Work left for the capture writer (reading the answer's copy), off the proxy's loop."""
 
     @property
     def outcome(self) -> str:

@@ -37,6 +37,17 @@ def price(call: Call, book: PriceBook) -> Decimal | None:
     return rates.cost(usage.input_uncached, usage.output, read, write)
 
 
+def _settle(call: Call) -> None:
+    """Finish what the proxy left to the writer; a failure there is the call's reason, never a lost row."""
+    settle, call.settle = call.settle, None
+    if settle is None:
+        return
+    try:
+        settle(call)
+    except Exception as exc:  # a capture bug must not lose the call's row
+        call.reason = f"the gateway could not read the answer: {type(exc).__name__}"
+
+
 def _redact(call: Call) -> None:
     """Hide the call's credentials (and secret-named JSON values) in its bodies, before any write."""
     if call.request_body is not None:
@@ -104,6 +115,8 @@ class CaptureWriter:
     def _write(self, calls: list[Call]) -> None:
         if not calls:
             return
+        for call in calls:
+            _settle(call)
         try:
             for call in calls:
                 _redact(call)
