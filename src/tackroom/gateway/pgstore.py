@@ -129,6 +129,12 @@ class PostgresCaptureStore:
         self.url = url
         self.shown = shown(url)
         self._check_url()
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise GatewayError(
+                f"{self.shown}: a PostgreSQL capture store needs psycopg 3: pip install 'tackroom[postgres]'"
+            ) from exc
         self._upto = upto
         self._lock = threading.Lock()
         self._db: psycopg.Connection[Any] | None = None
