@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from tests.pgkit import backend, postgres_server  # noqa: F401  (fixtures)
+from tests.pgkit import PostgresServer, backend, postgres_server  # noqa: F401  (fixtures)
 
 from tackroom.errors import GatewayError, TackroomError
 from tackroom.gateway.capture import USAGE_FIGURES, CallUsage
@@ -231,6 +231,22 @@ def _lying(made: Call) -> Call:
 
 
 # --- PostgreSQL only: URLs and errors --------------------------------------------------------------
+
+
+def test_a_lost_connection_loses_no_batch(postgres_server: PostgresServer) -> None:  # noqa: F811
+    url = postgres_server.new_database()
+    store = open_store(url)
+    store.add([call(1)])
+    # The server ends every connection to the database (as at a restart); the next batch still lands.
+    killed = sql(
+        url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    assert killed == [(True,)]
+    store.add([call(2)])
+    assert [c["call_id"] for c in store.calls()] == ["call-1", "call-2"]
+    postgres_server.drop_database(url)
 
 
 def test_an_unreachable_server_is_a_clear_error_without_the_password() -> None:

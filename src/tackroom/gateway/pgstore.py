@@ -4,8 +4,8 @@ The same schema as the SQLite store's ``m005_gateway`` (the same tables,
 columns, checks and indexes, in PostgreSQL's types), applied by named
 migrations recorded in ``_tackroom_migrations``, once, under an advisory
 lock (two gateways starting at once apply them once). Bodies are the same
-content-addressed, deduplicated blobs; a batch is one transaction (pipelined
-``executemany``). Every error is a :class:`~tackroom.errors.GatewayError`
+content-addressed, deduplicated blobs; a batch is one transaction, its rows
+sent by ``COPY`` (only the blobs the database lacks). Every error is a :class:`~tackroom.errors.GatewayError`
 naming the URL with its password hidden.
 
 psycopg is an optional dependency (``pip install 'tackroom[postgres]'``),
@@ -167,16 +167,34 @@ class PostgresCaptureStore:
             rows.append(_row(call, request, response))
         if not rows:
             return
-        marks = ", ".join("%s" for _ in _COLUMNS)
-        # Each blob once, in hash order: two hosts storing overlapping blobs at once wait for
-        # each other in the same order, never in a deadlock that would lose a batch.
-        unique = sorted(dict(blobs).items())
+        try:
+            self._write(rows, dict(blobs))
+        except GatewayError:
+            if self._db is not None:
+                raise
+            # The connection was lost (a server restart, a dropped link): the batch was rolled
+            # back with it; write it once more on a new connection rather than lose it.
+            self._write(rows, dict(blobs))
+
+    def _write(self, rows: list[tuple[Any, ...]], unique: dict[str, bytes]) -> None:
         with self._connection() as db, db.transaction(), db.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO gateway_blobs (hash, size, data) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                [(digest, len(data), data) for digest, data in unique],
-            )
-            cur.executemany(f"INSERT INTO gateway_calls ({', '.join(_COLUMNS)}) VALUES ({marks})", rows)
+            # Only the blobs not stored yet cross the network (a conversation's history, once).
+            cur.execute("SELECT hash FROM gateway_blobs WHERE hash = ANY(%s)", (list(unique),))
+            for (digest,) in cur.fetchall():
+                unique.pop(digest, None)
+            if unique:
+                with cur.copy("COPY gateway_blobs_in (hash, size, data) FROM STDIN") as copy:
+                    for digest, data in unique.items():
+                        copy.write_row((digest, len(data), data))
+                # In hash order: hosts storing the same new blobs at once wait for each other in
+                # one order, never in a deadlock that would lose a batch; one may store it first.
+                cur.execute(
+                    "INSERT INTO gateway_blobs (hash, size, data) "
+                    "SELECT hash, size, data FROM gateway_blobs_in ORDER BY hash ON CONFLICT DO NOTHING"
+                )
+            with cur.copy(f"COPY gateway_calls ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
 
     def calls(self, *, run: str | None = None, trace: str | None = None) -> list[dict[str, Any]]:
         where = ""
@@ -255,6 +273,11 @@ class PostgresCaptureStore:
             ) from exc
         try:
             migrate(db, self.shown, self._upto)
+            # Where a batch's new blobs land first (this connection's own, emptied at each commit).
+            db.execute(
+                "CREATE TEMP TABLE gateway_blobs_in (hash TEXT, size BIGINT, data BYTEA) "
+                "ON COMMIT DELETE ROWS"
+            )
         except BaseException:
             db.close()
             raise
