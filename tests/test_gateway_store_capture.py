@@ -7,19 +7,24 @@ anywhere in that database (the SQLite files' bytes, or a pg_dump of all of it).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from tests.clikit import run_cli
 from tests.gatewaykit import (
+    FakeUpstream,
     _close_clients,  # noqa: F401  (the fixture closes SDK clients)
     claude,
     gpt,
@@ -167,3 +172,56 @@ def test_the_cli_says_which_server_it_cannot_reach(command: str) -> None:
     # The URL is named (the CLI's edge hides its whole user part, the store's message the password).
     assert "postgresql://<redacted>@127.0.0.1:" in done.stderr and "cannot reach" in done.stderr
     assert time.monotonic() - started < 60
+
+
+# --- load with faults ------------------------------------------------------------------------------
+
+LOAD = 1_000
+FAULTS = ("reset", "slow", "malformed", "429", "500")
+
+
+async def _load(url: str, plan: list[str]) -> int:
+    answered = 0
+    queue = list(enumerate(plan))
+    async with aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=30), connector=aiohttp.TCPConnector(limit=50)
+    ) as http:
+
+        async def worker() -> None:
+            nonlocal answered
+            while queue:
+                n, fault = queue.pop()
+                streamed = fault in ("reset", "malformed") or n % 2 == 0
+                body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": HI, "stream": streamed}
+                headers = {"x-fault": fault, "x-delay": "0.02", "x-api-key": ANTHROPIC_KEY}
+                try:
+                    async with http.post(
+                        f"{url}/t/load-{n}/v1/messages", json=body, headers=headers
+                    ) as answer:
+                        await answer.read()
+                except aiohttp.ClientError:
+                    pass
+                answered += 1
+
+        await asyncio.gather(*(worker() for _ in range(50)))
+    return answered
+
+
+def test_a_thousand_calls_with_faults_one_row_each(
+    backend: str,  # noqa: F811
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    plan = [fault for fault in FAULTS for _ in range(LOAD // 20)]
+    plan += ["ok"] * (LOAD - len(plan))
+    random.Random(7).shuffle(plan)
+    with FakeUpstream() as upstream, Gateway(upstream=upstream.base_url, db=backend, read_timeout_s=5) as gw:
+        assert asyncio.run(_load(gw.url, plan)) == LOAD
+        gw.flush()
+        calls = gw.store.calls()
+        assert gw.failures == []
+    assert len(calls) == len({c["trace_id"] for c in calls}) == LOAD  # exactly one row per request
+    outcomes = Counter((plan[int(c["trace_id"][5:])], c["outcome"]) for c in calls)
+    assert outcomes[("reset", "incomplete")] == outcomes[("malformed", "incomplete")] == LOAD // 20
+    assert outcomes[("ok", "complete")] == LOAD - 5 * LOAD // 20
+    assert ANTHROPIC_KEY.encode() not in everything(backend, request, tmp_path)
