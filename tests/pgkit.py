@@ -5,7 +5,8 @@ socket only (no TCP port), with fsync off; the session stops it at its end
 and removes the dir. Run as root, the server runs as an unprivileged user
 (``postgres`` if it exists, else ``nobody``): PostgreSQL refuses to run as root.
 
-The binaries are found on PATH or in ``/usr/lib/postgresql/<version>/bin``.
+The binaries are found in ``$TACKROOM_TEST_POSTGRES_BIN``, else in
+``/usr/lib/postgresql/<version>/bin``, else on PATH.
 When they are missing the Postgres tests skip, saying why, unless
 ``TACKROOM_TEST_REQUIRE_POSTGRES=1`` (set by ``scripts/test``, so CI fails instead).
 
@@ -31,12 +32,18 @@ from pathlib import Path
 import pytest
 
 REQUIRE_ENV = "TACKROOM_TEST_REQUIRE_POSTGRES"
+BIN_ENV = "TACKROOM_TEST_POSTGRES_BIN"
 _START_S = 60.0
 _names = itertools.count()
 
 
 def pg_bin(name: str) -> str | None:
-    """A PostgreSQL server binary: the newest Debian one, else on PATH."""
+    """A PostgreSQL server binary: in $TACKROOM_TEST_POSTGRES_BIN if set, else the newest Debian one,
+    else on PATH."""
+    chosen = os.environ.get(BIN_ENV)
+    if chosen is not None:
+        path = Path(chosen) / name
+        return str(path) if path.is_file() else None
     found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), key=_version)
     return str(found[-1]) if found else shutil.which(name)
 
