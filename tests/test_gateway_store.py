@@ -8,6 +8,7 @@ database on the session's own PostgreSQL server; it opens the store the way
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
 from decimal import Decimal
@@ -208,6 +209,38 @@ def test_the_schema_is_the_same_and_migrated_once(backend: str) -> None:  # noqa
         blob_names = [(row[1],) for row in sql(backend, "PRAGMA table_info(gateway_blobs)")]
     assert [n for (n,) in names] == ["id", *_COLUMNS[:16], *USAGE_FIGURES, *_COLUMNS[21:]]
     assert [n for (n,) in blob_names] == ["hash", "size", "data"]
+
+
+def test_hosts_writing_the_same_history_at_once_lose_nothing(backend: str) -> None:  # noqa: F811
+    # Four gateways on one database store batches whose conversations share items, each in its own
+    # order: no batch may fail (a deadlock, a duplicate blob), and each item is stored once.
+    items = [{"role": "user", "content": f"shared item {n} " + "y" * 500} for n in range(40)]
+    errors: list[BaseException] = []
+
+    def host(h: int) -> None:
+        store = open_store(backend)
+        rng = random.Random(h)
+        try:
+            for b in range(10):
+                batch = []
+                for n in range(20):
+                    chosen = rng.sample(items, 10)
+                    body = json.dumps({"model": "m", "messages": chosen}).encode()
+                    batch.append(call(n, call_id=f"h{h}-b{b}-c{n}", request_body=body))
+                store.add(batch)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=host, args=(h,)) for h in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+    store = open_store(backend)
+    assert len(store.calls()) == 4 * 10 * 20
+    shared = sql(backend, "SELECT count(*) FROM gateway_blobs WHERE size BETWEEN 500 AND 600")
+    assert shared == [(40,)]
 
 
 def test_the_checks_hold_on_both(backend: str) -> None:  # noqa: F811
