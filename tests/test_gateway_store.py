@@ -266,19 +266,25 @@ def _lying(made: Call) -> Call:
 # --- PostgreSQL only: URLs and errors --------------------------------------------------------------
 
 
+KILL_OTHERS = (
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+)
+
+
 def test_a_lost_connection_loses_no_batch(postgres_server: PostgresServer) -> None:  # noqa: F811
     url = postgres_server.new_database()
     store = open_store(url)
     store.add([call(1)])
     # The server ends every connection to the database (as at a restart); the next batch still lands.
-    killed = sql(
-        url,
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
+    killed = sql(url, KILL_OTHERS)
     assert killed == [(True,)]
     store.add([call(2)])
     assert [c["call_id"] for c in store.calls()] == ["call-1", "call-2"]
+    # A link lost after a commit, before its answer: the batch written again stores each call once.
+    sql(url, KILL_OTHERS)
+    store.add([call(2), call(3)])
+    assert [c["call_id"] for c in store.calls()] == ["call-1", "call-2", "call-3"]
     postgres_server.drop_database(url)
 
 

@@ -5,8 +5,8 @@ columns, checks and indexes, in PostgreSQL's types), applied by named
 migrations recorded in ``_tackroom_migrations``, once, under an advisory
 lock (two gateways starting at once apply them once). Bodies are the same
 content-addressed, deduplicated blobs; a batch is one transaction, its rows
-sent by ``COPY`` (only the blobs the database lacks). Every error is a :class:`~tackroom.errors.GatewayError`
-naming the URL with its password hidden.
+sent by ``COPY`` (and only the blobs the database lacks). Every error is a
+:class:`~tackroom.errors.GatewayError` naming the URL with its password hidden.
 
 psycopg is an optional dependency (``pip install 'tackroom[postgres]'``),
 imported only when a ``postgresql://`` store is opened.
@@ -116,7 +116,7 @@ def m005_gateway(db: psycopg.Connection[Any]) -> None:
 
 
 class PostgresCaptureStore:
-    """Captured calls in a PostgreSQL database, migrated on first use.
+    """Captured calls in a PostgreSQL database.
 
     The server is reached (and the schema migrated) when the store is made,
     so a bad URL fails at start. One connection, opened again after a
@@ -172,25 +172,32 @@ class PostgresCaptureStore:
         except GatewayError:
             if self._db is not None:
                 raise
-            # The connection was lost (a server restart, a dropped link): the batch was rolled
-            # back with it; write it once more on a new connection rather than lose it.
-            self._write(rows, dict(blobs))
+            # The connection was lost (a server restart, a dropped link): write the batch once
+            # more on a new connection rather than lose it, but not the calls stored already
+            # (the link may have dropped after the commit, before its answer).
+            self._write(rows, dict(blobs), again=True)
 
-    def _write(self, rows: list[tuple[Any, ...]], unique: dict[str, bytes]) -> None:
+    def _write(self, rows: list[tuple[Any, ...]], unique: dict[str, bytes], *, again: bool = False) -> None:
         with self._connection() as db, db.transaction(), db.cursor() as cur:
+            if again:
+                cur.execute(
+                    "SELECT call_id FROM gateway_calls WHERE call_id = ANY(%s)", ([row[0] for row in rows],)
+                )
+                stored = {call_id for (call_id,) in cur.fetchall()}
+                rows = [row for row in rows if row[0] not in stored]
             # Only the blobs not stored yet cross the network (a conversation's history, once).
             cur.execute("SELECT hash FROM gateway_blobs WHERE hash = ANY(%s)", (list(unique),))
             for (digest,) in cur.fetchall():
                 unique.pop(digest, None)
             if unique:
-                with cur.copy("COPY gateway_blobs_in (hash, size, data) FROM STDIN") as copy:
-                    for digest, data in unique.items():
-                        copy.write_row((digest, len(data), data))
-                # In hash order: hosts storing the same new blobs at once wait for each other in
-                # one order, never in a deadlock that would lose a batch; one may store it first.
+                # One statement, in hash order: hosts storing the same new blobs at once wait for
+                # each other in one order, never in a deadlock that would lose a batch.
+                digests = sorted(unique)
                 cur.execute(
                     "INSERT INTO gateway_blobs (hash, size, data) "
-                    "SELECT hash, size, data FROM gateway_blobs_in ORDER BY hash ON CONFLICT DO NOTHING"
+                    "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bytea[]) ORDER BY 1 "
+                    "ON CONFLICT DO NOTHING",
+                    (digests, [len(unique[d]) for d in digests], [unique[d] for d in digests]),
                 )
             with cur.copy(f"COPY gateway_calls ({', '.join(_COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:
@@ -273,11 +280,6 @@ class PostgresCaptureStore:
             ) from exc
         try:
             migrate(db, self.shown, self._upto)
-            # Where a batch's new blobs land first (this connection's own, emptied at each commit).
-            db.execute(
-                "CREATE TEMP TABLE gateway_blobs_in (hash TEXT, size BIGINT, data BYTEA) "
-                "ON COMMIT DELETE ROWS"
-            )
         except BaseException:
             db.close()
             raise
@@ -291,8 +293,7 @@ def migrate(db: psycopg.Connection[Any], where: str, upto: int | None = None) ->
         db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         db.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         applied = {name for (name,) in db.execute(f"SELECT name FROM {TABLE}")}
-        known = {fn.__name__ for fn in MIGRATIONS} | _SQLITE_ONLY
-        unknown = sorted(applied - known)
+        unknown = sorted(applied - {fn.__name__ for fn in MIGRATIONS})
         if unknown:
             raise GatewayError(
                 f"{where}: written by a newer tackroom (migrations {', '.join(unknown)} are unknown here): "
@@ -308,10 +309,6 @@ def migrate(db: psycopg.Connection[Any], where: str, upto: int | None = None) ->
                 )
                 done.append(fn.__name__)
     return done
-
-
-_SQLITE_ONLY: frozenset[str] = frozenset()
-"""Names of state migrations that have no PostgreSQL part (none recorded here so far)."""
 
 
 def _close_all(held: list[psycopg.Connection[Any]]) -> None:
