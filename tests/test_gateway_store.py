@@ -62,6 +62,13 @@ def sql(db: str, query: str) -> list[tuple[Any, ...]]:
         return conn.execute(query).fetchall()
 
 
+def sql_commit(db: str, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute(statement)
+
+
 def blobs(store: CaptureStore) -> int:
     count = getattr(store, "blob_count", None)
     assert count is not None
@@ -243,6 +250,20 @@ def test_hosts_writing_the_same_history_at_once_lose_nothing(backend: str) -> No
     assert shared == [(40,)]
 
 
+def test_a_newer_tackroom_s_database_is_refused(backend: str) -> None:  # noqa: F811
+    open_store(backend).add([call(1)])
+    if backend.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(backend) as db:
+            db.execute("INSERT INTO _tackroom_migrations VALUES ('m999_future', '2030-01-01')")
+    else:
+        with sqlite3.connect(backend) as db:
+            db.execute("INSERT INTO _tackroom_migrations VALUES ('m999_future', '2030-01-01')")
+    with pytest.raises(TackroomError, match=r"newer tackroom.*m999_future"):
+        open_store(backend).calls()
+
+
 def test_the_checks_hold_on_both(backend: str) -> None:  # noqa: F811
     store = open_store(backend)
     with pytest.raises(TackroomError):
@@ -286,6 +307,39 @@ def test_a_lost_connection_loses_no_batch(postgres_server: PostgresServer) -> No
     store.add([call(2), call(3)])
     assert [c["call_id"] for c in store.calls()] == ["call-1", "call-2", "call-3"]
     postgres_server.drop_database(url)
+
+
+def test_a_database_with_other_tables_of_the_same_name_is_refused(
+    postgres_server: PostgresServer,  # noqa: F811
+) -> None:
+    url = postgres_server.new_database()
+    sql_commit(url, "CREATE TABLE gateway_calls (something TEXT)")
+    with pytest.raises(GatewayError, match="already exists") as caught:
+        open_store(url)
+    assert str(caught.value).startswith(url.split("?")[0])
+    postgres_server.drop_database(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://bob:s3cret@db.example:5432/cap", "postgresql://bob:***@db.example:5432/cap"),
+        (
+            "postgresql://bob:a%40b@db.example/cap?sslmode=require",
+            "postgresql://bob:***@db.example/cap?sslmode=require",
+        ),
+        (
+            "postgres://bob@db.example/cap?password=s3cret&port=5",
+            "postgres://bob@db.example/cap?password=<redacted>&port=5",
+        ),
+        ("postgresql:///cap?host=/run/pg", "postgresql:///cap?host=/run/pg"),
+        ("postgresql://bob:s3c@ret@[::1]:5/cap", "postgresql://bob:***@[::1]:5/cap"),
+    ],
+)
+def test_a_url_is_shown_without_its_password(url: str, said: str) -> None:
+    from tackroom.gateway.pgstore import shown
+
+    assert shown(url) == said
 
 
 def test_an_unreachable_server_is_a_clear_error_without_the_password() -> None:
