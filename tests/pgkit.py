@@ -114,7 +114,8 @@ def postgres_server() -> Iterator[PostgresServer]:
         _unavailable("psycopg is not installed (pip install -e '.[test]')")
     assert initdb is not None and postgres is not None
     owner = _run_as()
-    root = Path(tempfile.mkdtemp(prefix="tackroom-pg-"))
+    # In /tmp: a unix socket's path must stay under 108 bytes, whatever TMPDIR is.
+    root = Path(tempfile.mkdtemp(prefix="tackroom-pg-", dir="/tmp" if Path("/tmp").is_dir() else None))
     root.chmod(0o755)
     data, sockets = root / "data", root / "run"
     sockets.mkdir()
@@ -138,8 +139,13 @@ def postgres_server() -> Iterator[PostgresServer]:
         if made.returncode != 0:
             pytest.fail(f"initdb failed: {made.stderr.decode(errors='replace')}")
         port = 50000 + os.getpid() % 10000
+        # The server dies with this process even if it is killed (no stop below): setpriv sets the
+        # parent-death signal, which postgres keeps (SIGINT: a fast shutdown).
+        setpriv = shutil.which("setpriv")
+        guard = [setpriv, "--pdeathsig", "INT"] if setpriv else []
         process = subprocess.Popen(
             [
+                *guard,
                 postgres,
                 "-D", str(data),
                 "-k", str(sockets),
