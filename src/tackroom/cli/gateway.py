@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -17,7 +16,11 @@ if TYPE_CHECKING:
 app = typer.Typer(help="The capturing gateway between harnesses and model providers.", no_args_is_help=True)
 
 JSON_OPT = typer.Option(False, "--json", help="Print JSON instead of a table.")
-DB_OPT = typer.Option(None, "--db", help="The capture database (default: the state database).")
+DB_OPT = typer.Option(
+    None,
+    "--db",
+    help="The capture database: a SQLite file, or postgresql://user@host/db (default: the state database).",
+)
 NOT_REPORTED = "n/r"
 
 
@@ -34,7 +37,7 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on; 0 picks a free one.")] = 0,
-    db: Path | None = DB_OPT,
+    db: str | None = DB_OPT,
     inject_keys: Annotated[
         bool,
         typer.Option(
@@ -67,7 +70,7 @@ def serve(
 def calls(
     run: Annotated[str | None, typer.Option("--run", help="Only this run's calls.")] = None,
     trace: Annotated[str | None, typer.Option("--trace", help="Only this trace's calls.")] = None,
-    db: Path | None = DB_OPT,
+    db: str | None = DB_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Every captured call, oldest first: when, trace, API, model, status, usage, cost."""
@@ -116,7 +119,7 @@ def usage(
     by: Annotated[
         Literal["run", "model", "day"], typer.Option("--by", help="Sum per run, model or UTC day.")
     ] = "run",
-    db: Path | None = DB_OPT,
+    db: str | None = DB_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Usage and cost of the captured calls, summed per run, model or day."""
@@ -144,11 +147,10 @@ def usage(
     console().print(table)
 
 
-def _store(db: Path | None) -> CaptureStore:
-    from tackroom.gateway import SQLiteCaptureStore
-    from tackroom.state.db import StateDB
+def _store(db: str | None) -> CaptureStore:
+    from tackroom.gateway.store import open_store
 
-    return SQLiteCaptureStore(StateDB.default() if db is None else StateDB(db))
+    return open_store(db)
 
 
 def _when(started: float) -> str:

@@ -28,7 +28,7 @@ from aiohttp import web
 from tackroom.errors import GatewayError
 from tackroom.gateway.proxy import Proxy
 from tackroom.gateway.routes import DEFAULT_UPSTREAMS, KEY_ENV, Provider
-from tackroom.gateway.store import CaptureStore, SQLiteCaptureStore
+from tackroom.gateway.store import CaptureStore, open_store
 from tackroom.gateway.writer import CaptureWriter
 from tackroom.prices import PriceBook
 from tackroom.redact import redact_text
@@ -246,13 +246,4 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 def _store(db: Path | str | StateDB | CaptureStore | None) -> CaptureStore:
-    if db is None:
-        return SQLiteCaptureStore(StateDB.default())
-    if isinstance(db, StateDB):
-        return SQLiteCaptureStore(db)
-    if isinstance(db, (str, Path)):
-        text = str(db)
-        if text.startswith(("postgres://", "postgresql://")):
-            raise GatewayError("a PostgreSQL capture store is not built yet: give a SQLite file path")
-        return SQLiteCaptureStore(StateDB(Path(text)))
-    return db
+    return open_store(db)

@@ -2,8 +2,10 @@
 
 :class:`CaptureStore` is what the gateway and the CLI need (add calls, list
 them, sum their usage, read a body back); :class:`SQLiteCaptureStore` keeps
-them in the state database (``m005_gateway``). A PostgreSQL backend
-implements the same four methods over the same schema.
+them in the state database (``m005_gateway``);
+:class:`~tackroom.gateway.pgstore.PostgresCaptureStore` keeps the same schema
+in PostgreSQL, for a gateway shared by many hosts. :func:`open_store` picks
+one from a path or a ``postgresql://`` URL.
 
 Bodies are stored by SHA-256. A request's conversation (``messages``,
 ``input``, ``contents``) is split into its items, each its own blob, and the
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -169,25 +172,36 @@ _COLUMNS = (
 )
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text(value: str | None) -> str | None:
+    """A text column's value every backend can store: a NUL (PostgreSQL refuses it) or a lone
+    surrogate (not UTF-8) from a hostile request becomes U+FFFD, so the call is still stored."""
+    if value is None or (value.isascii() and "\x00" not in value):
+        return value
+    return _UNSTORABLE.sub("\ufffd", value)
+
+
 def _row(call: Call, request: str | None, response: str | None) -> tuple[Any, ...]:
     usage = call.usage
     return (
-        call.call_id,
-        call.trace_id,
-        call.run_id,
-        call.method,
-        call.path,
-        call.wire_api,
-        call.provider,
+        _text(call.call_id),
+        _text(call.trace_id),
+        _text(call.run_id),
+        _text(call.method),
+        _text(call.path),
+        _text(call.wire_api),
+        _text(call.provider),
         int(call.streamed),
-        call.model_requested,
-        call.model_served,
+        _text(call.model_requested),
+        _text(call.model_served),
         call.status,
         call.started_at,
         call.first_byte_ms,
         call.duration_ms,
         call.outcome,
-        call.reason,
+        _text(call.reason),
         *(getattr(usage, name) for name in USAGE_FIGURES),
         None if call.usage_raw is None else orjson.dumps(call.usage_raw).decode(),
         None if call.cost_usd is None else str(call.cost_usd),
@@ -271,6 +285,23 @@ class SQLiteCaptureStore:
     def blob_count(self) -> int:
         with self.db.connect() as db:
             return int(db.execute("SELECT count(*) FROM gateway_blobs").fetchone()[0])
+
+
+def open_store(db: Path | str | StateDB | CaptureStore | None = None) -> CaptureStore:
+    """The store ``db`` names: a ``postgresql://`` URL, a SQLite file, the state database (None),
+    or a store already made."""
+    if db is None:
+        return SQLiteCaptureStore(StateDB.default())
+    if isinstance(db, StateDB):
+        return SQLiteCaptureStore(db)
+    if isinstance(db, (str, Path)):
+        text = str(db)
+        if text.startswith(("postgresql://", "postgres://")):
+            from tackroom.gateway.pgstore import PostgresCaptureStore
+
+            return PostgresCaptureStore(text)
+        return SQLiteCaptureStore(StateDB(Path(text)))
+    return db
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
