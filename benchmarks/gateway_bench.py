@@ -1,9 +1,10 @@
 """The gateway's added latency, throughput and cost against a fast upstream on loopback (issue 11).
 
-Four processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
+Five processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
 stream of N distinct deltas), ``tackroom gateway serve`` in front of it with
 capture on (SQLite), LiteLLM's proxy in front of it (``litellm[proxy]``,
-default settings, a master key, no database), and this client (aiohttp).
+default settings, a master key, no database), a bare aiohttp pass-through
+(the floor: what any aiohttp proxy adds here), and this client (aiohttp).
 Each case runs direct, through tackroom and through LiteLLM, alternating, at
 each concurrency; a proxy's added latency is its percentile minus the direct
 one. Beside latency: requests per second, the proxy's CPU time per request
@@ -39,6 +40,7 @@ from _common import machine, write_section
 
 HERE = Path(__file__).resolve().parent
 UPSTREAM = HERE / "gateway_upstream.py"
+PASSTHROUGH = HERE / "gateway_passthrough.py"
 LITELLM = HERE.parent / ".cache" / "litellm" / "bin" / "litellm"
 LITELLM_VERSION = "1.108.7"
 MASTER_KEY = "sk-bench-master-key"
@@ -52,6 +54,7 @@ def free_port() -> int:
 
 
 async def wait_up(url: str, tries: int = 1200) -> None:
+    """Until ``url`` answers, whatever its status (the pass-through forwards the upstream's 404)."""
     async with aiohttp.ClientSession() as http:
         for _ in range(tries):
             try:
@@ -180,7 +183,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="write the tables to RESULTS.md")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp())
-    up_port, gw_port, ll_port = free_port(), free_port(), free_port()
+    up_port, gw_port, ll_port, pt_port = free_port(), free_port(), free_port(), free_port()
     upstream_url = f"http://127.0.0.1:{up_port}"
     processes = [subprocess.Popen([sys.executable, str(UPSTREAM), str(up_port), str(args.events)])]
     env = {**os.environ, "XDG_DATA_HOME": str(tmp / "data"), "XDG_CACHE_HOME": str(tmp / "cache")}
@@ -188,6 +191,8 @@ def main() -> None:
     serve += ("--db", str(tmp / "state.db"))
     gateway = subprocess.Popen([sys.executable, "-m", "tackroom", *serve], env=env, stdout=subprocess.DEVNULL)
     processes.append(gateway)
+    floor = subprocess.Popen([sys.executable, str(PASSTHROUGH), str(pt_port), upstream_url])
+    processes.append(floor)
     litellm = None
     if not args.no_litellm and LITELLM.exists():
         litellm = subprocess.Popen(
@@ -202,6 +207,7 @@ def main() -> None:
     rows: list[str] = []
     try:
         asyncio.run(wait_up(f"http://127.0.0.1:{gw_port}/health"))
+        asyncio.run(wait_up(f"http://127.0.0.1:{pt_port}/health"))
         if litellm is not None:
             asyncio.run(wait_up(f"{liteurl}/health/liveliness"))
         identical = asyncio.run(answer_bytes(direct)) == asyncio.run(answer_bytes(through))
@@ -209,9 +215,11 @@ def main() -> None:
             for concurrency in CONCURRENCY:
                 case = f"stream of {args.events} events" if streamed else "whole answer"
                 d = measure(direct, streamed, args.requests, concurrency, [])
-                g = measure(through, streamed, args.requests, concurrency, [gateway.pid])
+                g = measure(through, streamed, args.requests, concurrency, tree(gateway.pid))
+                f = measure(f"http://127.0.0.1:{pt_port}", streamed, args.requests, concurrency, [floor.pid])
                 line = (
-                    f"| {case} | {concurrency} | {d.p50:.2f} | {g.p50 - d.p50:+.2f} | {g.p99 - d.p99:+.2f} "
+                    f"| {case} | {concurrency} | {d.p50:.2f} | {f.p50 - d.p50:+.2f} | {f.p99 - d.p99:+.2f} "
+                    f"| {f.cpu_ms:.2f} | {g.p50 - d.p50:+.2f} | {g.p99 - d.p99:+.2f} "
                     f"| {d.rate:.0f} | {g.rate:.0f} | {g.cpu_ms:.2f} | {1000 / (g.cpu_ms or 1):.0f} |"
                 )
                 if litellm is not None:
@@ -231,10 +239,11 @@ def main() -> None:
         for process in processes:
             process.wait(30)
     head = (
-        "| case | concurrency | direct p50 ms | tackroom added p50 ms | added p99 ms | direct req/s "
+        "| case | concurrency | direct p50 ms | bare pass-through added p50 ms | added p99 ms "
+        "| pass-through CPU ms/req | tackroom added p50 ms | added p99 ms | direct req/s "
         "| tackroom req/s | tackroom CPU ms/req | tackroom req per CPU-s |"
     )
-    rule = "|---|---|---|---|---|---|---|---|---|"
+    rule = "|---|---|---|---|---|---|---|---|---|---|---|---|"
     if litellm is not None:
         head += (
             " LiteLLM added p50 ms | added p99 ms | LiteLLM req/s | LiteLLM CPU ms/req "
@@ -255,9 +264,12 @@ def main() -> None:
                 if litellm is not None
                 else "(LiteLLM not installed: not measured);"
             ),
+            "a bare aiohttp pass-through (`benchmarks/gateway_passthrough.py`: no capture, no store) as "
+            "the floor any aiohttp proxy adds here;",
             "the client (aiohttp), the upstream and the proxies share the 2 cores. Added = the proxy's "
             "percentile minus direct's.",
-            "CPU ms/req is the proxy process's user+system time per request (its capture writer included).",
+            "CPU ms/req is the proxy's user+system time per request, all its processes together "
+            "(tackroom's capture writer process included).",
             "",
             head,
             rule,

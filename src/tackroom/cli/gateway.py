@@ -51,11 +51,11 @@ def serve(
     from tackroom.cli.mock import _wait_for_signal
     from tackroom.gateway import Gateway, keys_from_env
 
-    # The capture writer is a thread: the proxy's loop gets the GIL back within 0.5 ms of asking for it
-    # (Python's default is 5 ms, which would be the gateway's p99). This process is the gateway's own.
+    # The queue's feeder thread pickles each finished call: the proxy's loop gets the GIL back within
+    # 0.5 ms of asking for it (Python's default is 5 ms). This process is the gateway's own.
     sys.setswitchinterval(0.0005)
     keys = keys_from_env() if inject_keys else {}
-    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys)
+    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys, writer="process")
     gateway.start()
     typer.echo(gateway.url)
     try:

@@ -43,7 +43,7 @@ from tackroom.gateway.routes import (
     wire_of_path,
 )
 from tackroom.gateway.store import Call
-from tackroom.gateway.writer import CaptureWriter
+from tackroom.gateway.writer import Writer
 from tackroom.mock.wires import WIRES
 from tackroom.redact import is_secret_header, is_secret_name, redact_text
 
@@ -82,7 +82,7 @@ class Proxy:
         *,
         upstreams: Mapping[Provider, str],
         keys: Mapping[Provider, str],
-        writer: CaptureWriter,
+        writer: Writer,
         max_body_bytes: int,
         keep_bytes: int,
         connect_timeout_s: float,

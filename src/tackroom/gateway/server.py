@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Literal, Self
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -29,7 +29,7 @@ from tackroom.errors import GatewayError
 from tackroom.gateway.proxy import Proxy
 from tackroom.gateway.routes import DEFAULT_UPSTREAMS, KEY_ENV, Provider
 from tackroom.gateway.store import CaptureStore, open_store
-from tackroom.gateway.writer import CaptureWriter
+from tackroom.gateway.writer import CaptureWriter, Writer
 from tackroom.prices import PriceBook
 from tackroom.redact import redact_text
 from tackroom.state.db import StateDB
@@ -77,7 +77,11 @@ def keys_from_env(env: Mapping[str, str] | None = None) -> dict[Provider, str]:
 
 
 class Gateway:
-    """The capturing proxy on ``host:port`` (port 0 picks a free one), serving in a background thread."""
+    """The capturing proxy on ``host:port`` (port 0 picks a free one), serving in a background thread.
+
+    ``writer="process"`` stores the captures from a child process (``gateway serve`` does): the
+    proxy's loop then never waits for the interpreter lock while a batch is read and stored.
+    """
 
     def __init__(
         self,
@@ -88,6 +92,7 @@ class Gateway:
         port: int = 0,
         keys: Mapping[Provider, str] | None = None,
         prices: PriceBook | None = None,
+        writer: Literal["thread", "process"] = "thread",
         max_body_bytes: int = MAX_BODY_BYTES,
         keep_bytes: int = KEEP_BYTES,
         connect_timeout_s: float = 10.0,
@@ -101,7 +106,15 @@ class Gateway:
         if max_body_bytes < 1 or keep_bytes < 0:
             raise GatewayError("max_body_bytes must be positive and keep_bytes not negative")
         self.store: CaptureStore = _store(db)
-        self._writer = CaptureWriter(self.store, prices or PriceBook.default())
+        self._writer: Writer
+        if writer == "process":
+            if prices is not None or not (db is None or isinstance(db, str | Path)):
+                raise GatewayError("a capture writer process opens its own store: give db as a path or URL")
+            from tackroom.gateway.procwriter import ProcessWriter
+
+            self._writer = ProcessWriter(None if db is None else str(db), self.store)
+        else:
+            self._writer = CaptureWriter(self.store, prices or PriceBook.default())
         self._proxy = Proxy(
             upstreams=upstream_map(upstream),
             keys=dict(keys or {}),

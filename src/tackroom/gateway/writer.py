@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 from decimal import Decimal
+from typing import Protocol
 
 from tackroom.errors import TackroomError
 from tackroom.gateway.redaction import redact_body
@@ -55,6 +56,23 @@ def _redact(call: Call) -> None:
     if call.response_body is not None:
         call.response_body = redact_body(call.response_body, call.secrets)
     call.secrets = frozenset()
+
+
+class Writer(Protocol):
+    """What the proxy needs of a capture writer (this thread, or :mod:`tackroom.gateway.procwriter`)."""
+
+    store: CaptureStore
+
+    @property
+    def failures(self) -> list[str]: ...
+
+    def start(self) -> None: ...
+
+    def put(self, call: Call) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class CaptureWriter:
@@ -113,16 +131,24 @@ class CaptureWriter:
                 return
 
     def _write(self, calls: list[Call]) -> None:
-        if not calls:
-            return
+        failure = store_batch(self.store, self.prices, calls)
+        if failure is None:
+            self.written += len(calls)
+        else:
+            self.failures.append(failure)
+
+
+def store_batch(store: CaptureStore, prices: PriceBook, calls: list[Call]) -> str | None:
+    """Read, redact, price and store ``calls`` in one transaction; why they were not stored, or None."""
+    if not calls:
+        return None
+    for call in calls:
+        _settle(call)
+    try:
         for call in calls:
-            _settle(call)
-        try:
-            for call in calls:
-                _redact(call)
-                call.cost_usd = price(call, self.prices)
-            self.store.add(calls)
-        except (TackroomError, OSError, ValueError, ArithmeticError) as exc:
-            self.failures.append(f"{len(calls)} call(s) not stored: {exc}")
-            return
-        self.written += len(calls)
+            _redact(call)
+            call.cost_usd = price(call, prices)
+        store.add(calls)
+    except (TackroomError, OSError, ValueError, ArithmeticError) as exc:
+        return f"{len(calls)} call(s) not stored: {exc}"
+    return None

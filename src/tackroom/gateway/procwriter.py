@@ -1,0 +1,166 @@
+"""The capture writer in a process of its own, for a gateway that serves many calls (``gateway serve``).
+
+The thread writer shares the interpreter lock with the proxy's event loop: while
+it reads, redacts, prices and stores a batch, the loop waits for the lock at
+each step of every stream. Here the loop only hands each finished call to a
+queue (pickled by the queue's feeder thread, a copy of bytes) and a child
+process does the rest, with its own connection to the store (a SQLite file or
+PostgreSQL). The interface is the thread writer's: ``put``, ``flush`` (every
+call queued so far is stored, or has failed to be), ``stop``, ``failures``.
+
+A child that dies is not waited for: ``flush`` and ``stop`` return, and
+``failures`` says that calls may be lost. A child whose parent died exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from typing import Any
+
+from tackroom.errors import GatewayError
+from tackroom.gateway.store import Call, CaptureStore, open_store
+from tackroom.gateway.writer import BATCH, GATHER_S, store_batch
+
+START_S = 60.0
+"""How long the child may take to import and open its store."""
+_POLL_S = 0.5
+
+
+class ProcessWriter:
+    """Stores calls in a child process, in order, in batches; reads go to ``store`` in this process."""
+
+    def __init__(self, db: str | None, store: CaptureStore) -> None:
+        self.store = store
+        self.written = 0
+        self._failures: list[str] = []
+        context = multiprocessing.get_context("spawn")  # never fork a process that runs threads
+        self._calls: Any = context.Queue()
+        self._acks: Any = context.Queue()
+        self._process = context.Process(
+            target=_child,
+            args=(db, self._calls, self._acks, os.getpid()),
+            name="tackroom-gateway-writer",
+            daemon=True,
+        )
+        self._lock = threading.Lock()
+        self._tokens = itertools.count(1)
+        self._dead = False
+
+    @property
+    def failures(self) -> list[str]:
+        return list(self._failures)
+
+    def start(self) -> None:
+        self._process.start()
+        ack = self._await("ready", None, START_S)
+        if ack is None or ack[0] != "ready":
+            self._process.kill()
+            self._process.join(5)
+            why = ack[1] if ack is not None and len(ack) > 1 else "it did not start"
+            raise GatewayError(f"the capture writer process cannot store calls: {why}")
+
+    def put(self, call: Call) -> None:
+        self._calls.put(call)
+
+    def flush(self) -> None:
+        with self._lock:
+            token = next(self._tokens)
+            self._calls.put(("flush", token))
+            self._await("flushed", token)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._process.is_alive():
+                self._calls.put(None)
+                self._await("stopped", None)
+            self._process.join(10)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(5)
+        for channel in (self._calls, self._acks):
+            channel.close()
+            channel.join_thread()
+
+    def _await(self, kind: str, token: int | None, timeout_s: float | None = None) -> tuple[Any, ...] | None:
+        """The child's answer of ``kind`` (for ``token``), taking in the counts it reports on the way."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while deadline is None or time.monotonic() < deadline:
+            try:
+                ack = self._acks.get(timeout=_POLL_S)
+            except queue.Empty:
+                if not self._process.is_alive():
+                    self._died()
+                    return None
+                continue
+            if ack[0] in ("flushed", "stopped"):
+                self.written, self._failures = ack[2], list(ack[3])
+            if ack[0] == "failed" or (ack[0] == kind and (token is None or ack[1] == token)):
+                return tuple(ack)
+        return None
+
+    def _died(self) -> None:
+        if not self._dead:
+            self._dead = True
+            self._failures.append(
+                f"the capture writer process ended (exit code {self._process.exitcode}): "
+                "calls queued since then are not stored"
+            )
+
+
+def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
+    """The writer process: gather calls into batches and store them until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    try:
+        from tackroom.prices import PriceBook
+
+        store = open_store(db)
+        prices = PriceBook.default()
+    except Exception as exc:
+        acks.put(("failed", str(exc)))
+        return
+    acks.put(("ready",))
+    written, failures = 0, []
+    pending: list[Call] = []
+    due = 0.0
+
+    def write() -> None:
+        nonlocal written
+        if pending:
+            failure = store_batch(store, prices, pending)
+            if failure is None:
+                written += len(pending)
+            else:
+                failures.append(failure)
+            pending.clear()
+
+    while True:
+        wait = max(due - time.monotonic(), 0.0) if pending else 1.0
+        try:
+            item = calls.get(timeout=wait)
+        except queue.Empty:
+            if pending:
+                write()
+            elif os.getppid() != parent:
+                return  # the gateway is gone without a word: nothing is left to store
+            continue
+        if isinstance(item, Call):
+            if not pending:
+                due = time.monotonic() + GATHER_S
+            pending.append(item)
+            if len(pending) >= BATCH:
+                write()
+            continue
+        write()
+        if item is None:
+            with contextlib.suppress(OSError):
+                prices.save()
+            acks.put(("stopped", None, written, failures))
+            return
+        acks.put(("flushed", item[1], written, failures))
