@@ -194,6 +194,9 @@ class Gateway:
         self._thread.join(_STOP_GRACE_S + 5)
         self._writer.stop()
         self._thread = self._loop = None
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()  # a PostgreSQL store's connection (it opens again if the store is read later)
 
     def flush(self, timeout_s: float = 30.0) -> None:
         """Wait until no call is in flight (up to ``timeout_s``) and every finished call is in the store.
