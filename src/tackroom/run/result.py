@@ -65,8 +65,10 @@ class Result:
     trace: RunTraces | None = field(default=None, repr=False)
     """The sessions the run produced, read back from the harness's own logs (None: not read)."""
     capture: Mapping[str, Any] | None = field(default=None, repr=False)
-    """With ``capture=True``: ``calls`` (each model call the run's gateway saw) and their summed
-    ``usage`` (None: the run was not captured)."""
+    """With ``capture=True`` or ``gateway=URL``: ``calls`` (each model call the run's gateway saw),
+    their summed ``usage``, the ``reconciliation`` with the harness's own report, and ``failures``
+    (None: the run was not captured; ``calls`` None: a running gateway could not give them, and
+    ``failures`` says why)."""
 
     @property
     def ok(self) -> bool:
