@@ -161,7 +161,7 @@ def _npm(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str], r
         "error",
         *packages,
     ]
-    _stream(argv, report, adapter, " ".join(packages), env)
+    _stream(argv, report, adapter, " ".join(packages), {**env, **recipe.env})
     return Path("node_modules/.bin")
 
 

@@ -176,6 +176,8 @@ def _install(spec: AdapterSpec) -> Iterator[Finding]:
         yield ("install",), "set exactly one of npm or pip"
     if install.extra and install.pip:
         yield ("install", "extra"), "extra packages are only supported with npm"
+    if install.env and install.pip:
+        yield ("install", "env"), "installer variables are only supported with npm"
 
 
 def _versions(spec: AdapterSpec) -> Iterator[Finding]:

@@ -109,6 +109,9 @@ class Install(Strict):
     """Further packages installed beside it, pinned (e.g. a runtime the harness needs)."""
     bin: str | None = None
     """Executable name in the installed prefix, when it differs from ``executable``."""
+    env: dict[EnvName, str] = {}
+    """Variables set for the installer only (``npm_config_nodedir = "/usr"`` where a native
+    module would otherwise download Node's headers); never seen by a run."""
 
 
 class Env(Strict):

@@ -346,7 +346,8 @@ def declared_capabilities(adapter: Adapter) -> list[str]:
         "commands.expand": caps.commands is not None,
         "hooks.inject": hooks is not None and hooks.inject is not None,
         "hooks.refuse": hooks is not None and hooks.refuse is not None,
-        "usage.exact": spec.model_endpoint is not None,
+        # A harness whose output carries no usage figure (grok) cannot report it exactly.
+        "usage.exact": spec.model_endpoint is not None and bool(_reports_usage(spec.family)),
         "endpoint.model": spec.model_endpoint is not None and spec.options.model is not None,
         "error.detected": spec.model_endpoint is not None,
         "process.tree_killed": spec.model_endpoint is not None,
@@ -357,6 +358,15 @@ def declared_capabilities(adapter: Adapter) -> list[str]:
     for moment, _event in hooks.events.items() if hooks is not None else ():
         claims[f"hooks.{moment}.fire"] = True
     return [c for c in CAPABILITIES if claims.get(c)]
+
+
+def _reports_usage(family: str) -> frozenset[str]:
+    from tackroom.families import get_family
+
+    try:
+        return get_family(family).reports_usage
+    except TackroomError:
+        return frozenset({"unknown"})  # a family that does not load claims what it did before
 
 
 def what_to_change(adapter: Adapter, capability: str) -> str:

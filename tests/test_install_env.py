@@ -1,0 +1,60 @@
+"""An npm install recipe's variables reach the installer (letta needs npm_config_nodedir), and only it."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tackroom.adapters.checks import check_adapter
+from tackroom.adapters.resolve import load_adapters, resolve_builtins
+from tackroom.adapters.schema import Install
+from tackroom.install import install
+
+NPM = textwrap.dedent(
+    """\
+    #!/bin/sh
+    [ "$1" = install ] || exit 9
+    prefix=$3
+    mkdir -p "$prefix/node_modules/.bin"
+    printf '%s' "${npm_config_nodedir:-unset}" > "$prefix/nodedir"
+    printf '#!/bin/sh\\necho 1.0.0\\n' > "$prefix/node_modules/.bin/fakeh"
+    chmod +x "$prefix/node_modules/.bin/fakeh"
+    """
+)
+
+
+def adapter_table(install: str) -> str:
+    return (
+        '[adapter.fakeh]\nextends = "grok"\nexecutable = "fakeh"\nverified_with = "1.0.0"\n'
+        f'min_version = "1.0.0"\n[adapter.fakeh.install]\n{install}\n'
+    )
+
+
+def test_the_recipes_variables_reach_npm(
+    config_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(NPM, encoding="utf-8")
+    (bin_dir / "npm").chmod(0o755)
+    table = adapter_table('npm = "fakeh"\n[adapter.fakeh.install.env]\nnpm_config_nodedir = "/usr"')
+    (config_dir / "adapters.d" / "fakeh.toml").write_text(table, encoding="utf-8")
+    adapter = load_adapters(config=config_dir)["fakeh"]
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "XDG_DATA_HOME": str(tmp_path)}
+    done = install(adapter, env=env)
+    assert (done.prefix / "nodedir").read_text() == "/usr"
+    # Without the recipe's table the installer sees the caller's environment as it is.
+    env.pop("npm_config_nodedir", None)
+    (config_dir / "adapters.d" / "fakeh.toml").write_text(adapter_table('npm = "fakeh"'), encoding="utf-8")
+    plain = load_adapters(config=config_dir)["fakeh"]
+    assert plain.spec.install is not None and plain.spec.install.env == {}
+
+
+def test_installer_variables_with_pip_are_refused() -> None:
+    spec = resolve_builtins()["grok"].spec
+    pip = spec.model_copy(update={"install": Install(pip="fakeh", env={"PIP_INDEX_URL": "x"})})
+    assert (("install", "env"), "installer variables are only supported with npm") in check_adapter(pip)
+    assert not [f for f in check_adapter(spec) if f[0][0] == "install"]
