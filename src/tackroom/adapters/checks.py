@@ -176,6 +176,8 @@ def _install(spec: AdapterSpec) -> Iterator[Finding]:
         yield ("install",), "set exactly one of npm or pip"
     if install.extra and install.pip:
         yield ("install", "extra"), "extra packages are only supported with npm"
+    if install.python and install.npm:
+        yield ("install", "python"), "a Python version is only meaningful with pip"
 
 
 def _versions(spec: AdapterSpec) -> Iterator[Finding]:

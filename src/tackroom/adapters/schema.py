@@ -109,6 +109,10 @@ class Install(Strict):
     """Further packages installed beside it, pinned (e.g. a runtime the harness needs)."""
     bin: str | None = None
     """Executable name in the installed prefix, when it differs from ``executable``."""
+    python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = []
+    """pip only: the Python versions (``3.13``) the package runs on, best first; install makes its
+    virtual environment with the first one found on the machine (PATH, then pyenv's versions). Absent =
+    the Python running tackroom."""
 
 
 class Env(Strict):
