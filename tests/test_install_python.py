@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tackroom.adapters.resolve import resolve_builtins
-from tackroom.errors import InstallError
+from tackroom.adapters.resolve import load_adapters, resolve_builtins
+from tackroom.errors import ConfigError, InstallError
 from tackroom.install import find_python, install
 
 PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
@@ -96,3 +96,17 @@ def test_install_names_the_versions_it_looked_for_when_none_fits(tmp_path: Path)
     # Nothing half-made is left behind.
     prefix_root = tmp_path / "data" / "tackroom" / "harnesses" / "kimi"
     assert not prefix_root.exists() or not any(prefix_root.iterdir())
+
+
+def load_problems(config_dir: Path, text: str) -> list[str]:
+    (config_dir / "tackroom.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_adapters(config=config_dir)
+    return [f"{p.key}: {p.message}" for p in caught.value.problems]
+
+
+def test_a_python_version_is_only_for_pip_and_names_major_and_minor(config_dir: Path) -> None:
+    found = load_problems(config_dir, '[adapter.claude-code.install]\npython = ["3.12"]\n')
+    assert found == ["adapter.claude-code.install.python: a Python version is only meaningful with pip"]
+    found = load_problems(config_dir, '[adapter.kimi.install]\npython = ["3"]\n')
+    assert len(found) == 1 and found[0].startswith("adapter.kimi.install.python")
