@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,7 +101,7 @@ def install(
         bin_dir = (
             _npm(adapter, version, prefix, env, report)
             if recipe.npm
-            else _pip(adapter, version, prefix, report)
+            else _pip(adapter, version, prefix, env, report)
         )
         name = recipe.bin or adapter.spec.executable
         _check_runs(adapter, prefix / bin_dir / name, version, env)
@@ -165,14 +165,89 @@ def _npm(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str], r
     return Path("node_modules/.bin")
 
 
-def _pip(adapter: Adapter, version: str, prefix: Path, report: Progress) -> Path:
+def _pip(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str], report: Progress) -> Path:
     recipe = adapter.spec.install
     assert recipe is not None and recipe.pip is not None
-    report(f"creating a virtual environment for {recipe.pip}")
-    _stream([sys.executable, "-m", "venv", str(prefix)], report, adapter, "venv", os.environ)
+    python = find_python(recipe.python, env) if recipe.python else sys.executable
+    if python is None:
+        raise InstallError(_no_python(adapter, recipe.python, env))
+    report(f"creating a virtual environment for {recipe.pip} with {python}")
+    _stream([python, "-m", "venv", str(prefix)], report, adapter, "venv", os.environ)
     pip = [str(prefix / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
     _stream([*pip, f"{recipe.pip}=={version}"], report, adapter, f"{recipe.pip}=={version}", os.environ)
     return Path("bin")
+
+
+def find_python(versions: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """The first interpreter on this machine that runs one of ``versions`` (``3.13``), best first.
+
+    For each version in turn: the Python running tackroom, ``python3.X`` on
+    ``env``'s PATH, then pyenv's ``$PYENV_ROOT/versions/3.X*`` (default
+    ``~/.pyenv``). A candidate counts only once it has run and said its
+    version (a pyenv shim for a version not selected fails, a link may lie).
+    """
+    for wanted in versions:
+        for candidate in _candidates(wanted, env):
+            if _python_version(candidate) == wanted:
+                return candidate
+    return None
+
+
+def _candidates(version: str, env: Mapping[str, str]) -> list[str]:
+    found = []
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        found.append(sys.executable)
+    on_path = shutil.which(f"python{version}", path=env.get("PATH", ""))
+    if on_path:
+        found.append(on_path)
+    root = _pyenv_root(env)
+    if root is not None:
+        try:
+            installs = sorted(root.glob(f"{version}*/bin/python{version}"), reverse=True)
+        except OSError:
+            installs = []
+        # 3.1 must not take 3.13's directory: the name is the version or the version and a dot.
+        found += [
+            str(p)
+            for p in installs
+            if p.parents[1].name == version or p.parents[1].name.startswith(f"{version}.")
+        ]
+    return list(dict.fromkeys(found))
+
+
+def _pyenv_root(env: Mapping[str, str]) -> Path | None:
+    if env.get("PYENV_ROOT"):
+        return Path(env["PYENV_ROOT"]) / "versions"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".pyenv" / "versions"
+    return None
+
+
+def _python_version(python: str) -> str | None:
+    """What ``python`` says its major.minor is, when it runs and has venv; None otherwise."""
+    probe = "import sys, venv; print('%d.%d' % sys.version_info[:2])"
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", probe],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _no_python(adapter: Adapter, versions: Sequence[str], env: Mapping[str, str]) -> str:
+    names = " or ".join(f"python{v}" for v in versions)
+    root = _pyenv_root(env)
+    where = f"on PATH or under {root}" if root is not None else "on PATH"
+    return (
+        f"installing {adapter.name!r} needs Python {' or '.join(versions)}, and none runs here: looked for "
+        f"{names} {where}; install one (e.g. `pyenv install {versions[0]}`) and try again"
+    )
 
 
 def _stream(argv: list[str], report: Progress, adapter: Adapter, what: str, env: Mapping[str, str]) -> None:

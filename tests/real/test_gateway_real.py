@@ -67,7 +67,9 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "opencode"], indirect=True)
+@pytest.mark.parametrize(
+    "harness", ["claude-code", "codex", "gemini", "opencode", "gptme", "kimi", "openhands"], indirect=True
+)
 def test_every_model_request_is_captured_with_exact_usage(
     harness: Adapter, run_harness: RunFn, tmp_path: Path
 ) -> None:

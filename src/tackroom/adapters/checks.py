@@ -178,6 +178,8 @@ def _install(spec: AdapterSpec) -> Iterator[Finding]:
         yield ("install", "extra"), "extra packages are only supported with npm"
     if install.env and install.pip:
         yield ("install", "env"), "installer variables are only supported with npm"
+    if install.python and install.npm:
+        yield ("install", "python"), "a Python version is only meaningful with pip"
 
 
 def _versions(spec: AdapterSpec) -> Iterator[Finding]:

@@ -112,6 +112,10 @@ class Install(Strict):
     env: dict[EnvName, str] = {}
     """Variables set for the installer only (``npm_config_nodedir = "/usr"`` where a native
     module would otherwise download Node's headers); never seen by a run."""
+    python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = []
+    """pip only: the Python versions (``3.13``) the package runs on, best first; install makes its
+    virtual environment with the first one found on the machine (PATH, then pyenv's versions). Absent =
+    the Python running tackroom."""
 
 
 class Env(Strict):
