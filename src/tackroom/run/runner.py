@@ -169,7 +169,9 @@ async def arun(
                 env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
             argv = [str(located.path), *plan.argv[1:]]
         started = datetime.now(UTC)
-        result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
+        result = await execute(
+            resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event, options=plan.options
+        )
         result = replace(
             result,
             argv=(str(located.path), *plan.shown_argv()[1:]),
