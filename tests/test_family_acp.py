@@ -377,3 +377,111 @@ def test_an_agent_that_never_answers_times_out_and_is_stopped(config_dir: Path, 
     assert time.monotonic() - started < 2.0 + 3.0 + 3.0
     assert result.timed_out and not result.ok and not result.released
     assert result.session_id is not None
+
+
+# --- the same harness, another transport --------------------------------------------------------------
+
+
+def two_ways(config_dir: Path) -> None:
+    """``fake-stream`` (a claude-code adapter) reaching the fake agent over ACP through ``fake-acp``."""
+    fake_acp(config_dir)
+    table = (
+        '[adapter.fake-stream]\nextends = "claude-code"\n[adapter.fake-stream.transports]\nacp = "fake-acp"\n'
+    )
+    (config_dir / "adapters.d" / "fake-stream.toml").write_text(table, encoding="utf-8")
+
+
+def test_a_declared_transport_runs_its_adapter(config_dir: Path, tmp_path: Path) -> None:
+    two_ways(config_dir)
+    adapters = load_adapters(config=config_dir)
+    result = run(
+        "fake-stream",
+        "over acp",
+        transport="acp",
+        adapters=adapters,
+        workdir=tmp_path,
+        runs_dir=tmp_path / "runs",
+        options={"auto_accept": True},
+        timeout_s=30.0,
+    )
+    assert result.ok, result.error
+    assert result.adapter == "fake-acp" and result.final_text == "You said: over acp (fs answered -32601)"
+    # An adapter of that family already is reached that way.
+    same = run(
+        "fake-acp", "again", transport="acp", adapters=adapters, workdir=tmp_path, runs_dir=tmp_path / "runs"
+    )
+    assert same.adapter == "fake-acp" and same.ok, same.error
+
+
+def test_the_built_in_transports_name_adapters_of_that_family() -> None:
+    from tackroom.adapters.resolve import resolve_builtins
+
+    builtins = resolve_builtins()
+    declared = {
+        (name, transport, target)
+        for name in builtins
+        for transport, target in builtins[name].effective.get("transports", {}).items()
+    }
+    assert ("claude-code", "acp", "claude-code-acp") in declared
+    for name, transport, target in declared:
+        assert builtins[target].family == transport, (name, transport, target)
+
+
+@pytest.mark.parametrize(
+    ("extends", "table", "said"),
+    [
+        ("codex", "", "declares no 'acp' transport (it is reached by: codex)"),
+        ("claude-code", 'acp = "nowhere"', "through adapter 'nowhere', which does not exist"),
+        ("claude-code", 'acp = "codex"', "whose family is 'codex', not 'acp'"),
+    ],
+)
+def test_a_transport_not_declared_or_wrongly_declared_is_refused(
+    config_dir: Path, tmp_path: Path, extends: str, table: str, said: str
+) -> None:
+    from tackroom.errors import RunError
+
+    text = f'[adapter.fake-stream]\nextends = "{extends}"\n'
+    text += f"[adapter.fake-stream.transports]\n{table}\n" if table else ""
+    (config_dir / "adapters.d" / "fake-stream.toml").write_text(text, encoding="utf-8")
+    adapters = load_adapters(config=config_dir)
+    with pytest.raises(RunError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        run(
+            "fake-stream",
+            "p",
+            transport="acp",
+            adapters=adapters,
+            workdir=tmp_path,
+            runs_dir=tmp_path / "runs",
+        )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_unknown_transport_is_refused_with_the_ways_there_are(config_dir: Path, tmp_path: Path) -> None:
+    from tackroom.errors import RunError
+
+    two_ways(config_dir)
+    adapters = load_adapters(config=config_dir)
+    with pytest.raises(RunError, match=r"declares no 'mcp' transport \(it is reached by: acp, claude-code\)"):
+        run(
+            "fake-stream",
+            "p",
+            transport="mcp",
+            adapters=adapters,
+            workdir=tmp_path,
+            runs_dir=tmp_path / "runs",
+        )
+
+
+def test_the_cli_runs_a_transport(config_dir: Path, tmp_path: Path) -> None:
+    from clikit import run_cli
+
+    two_ways(config_dir)
+    done = run_cli(
+        "run", "fake-stream", "from the cli", "--transport", "acp", "--json", "--workdir", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["adapter"] == "fake-acp" and result["final_text"].startswith("You said: from the cli")
+    refused = run_cli("run", "fake-stream", "p", "--transport", "mcp", "--workdir", str(tmp_path))
+    assert refused.returncode != 0 and "declares no 'mcp' transport" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -42,6 +42,8 @@ def run_in(adapter: Adapter, data: Path, root: Path, script: Script, **kwargs: o
     workdir.mkdir(parents=True)
     environ = {**os.environ, "XDG_DATA_HOME": str(data)}
     kwargs.setdefault("timeout_s", 120.0)
+    # Over another transport another adapter runs, at its own verified version.
+    version = None if "transport" in kwargs else adapter.version
     result = run(
         adapter,
         "write the proof file, then say so",
@@ -49,7 +51,7 @@ def run_in(adapter: Adapter, data: Path, root: Path, script: Script, **kwargs: o
         workdir=workdir,
         runs_dir=root / adapter.name / "runs",
         environ=environ,
-        harness_version=adapter.version,
+        harness_version=version,
         **kwargs,  # type: ignore[arg-type]
     )
     return result, workdir
@@ -71,17 +73,19 @@ def shell_script() -> Script:
 def test_claude_code_gives_the_same_text_and_usage_through_its_stream_and_through_acp(
     harness_data: Path, tmp_path: Path
 ) -> None:
-    results = {}
-    for name in ("claude-code", "claude-code-acp"):
-        adapter = installed(name, harness_data)
-        result, workdir = run_in(
-            adapter, harness_data, tmp_path, shell_script(), options={"auto_accept": True}
-        )
-        assert result.ok, (name, result.error)
+    stream_adapter = installed("claude-code", harness_data)
+    installed("claude-code-acp", harness_data)
+    auto = {"auto_accept": True}
+    stream, stream_dir = run_in(stream_adapter, harness_data, tmp_path, shell_script(), options=auto)
+    # The same adapter, the other way it declares: [adapter.claude-code.transports] acp = "claude-code-acp".
+    acp, acp_dir = run_in(
+        stream_adapter, harness_data, tmp_path / "acp", shell_script(), options=auto, transport="acp"
+    )
+    for result, workdir in ((stream, stream_dir), (acp, acp_dir)):
+        assert result.ok, (result.adapter, result.error)
         assert (workdir / "proof.txt").read_text().strip() == "two-ways"
         assert processes_in(workdir) == [] and result.escaped == ()
-        results[name] = result
-    stream, acp = results["claude-code"], results["claude-code-acp"]
+    assert (stream.adapter, acp.adapter) == ("claude-code", "claude-code-acp")
     assert acp.final_text == stream.final_text == "TWO-WAYS-DONE"
     # Both report the turn's total: the two model calls summed, cache figures apart.
     assert acp.usage == stream.usage == Figures(input=666, output=88, cache_read=110, cache_write=12)
