@@ -424,15 +424,15 @@ def test_the_built_in_transports_name_adapters_of_that_family() -> None:
     }
     assert ("claude-code", "acp", "claude-code-acp") in declared
     for name, transport, target in declared:
-        assert builtins[target].family == transport, (name, transport, target)
+        assert get_family(builtins[target].family).protocol == transport, (name, transport, target)
 
 
 @pytest.mark.parametrize(
     ("extends", "table", "said"),
     [
-        ("codex", "", "declares no 'acp' transport (it is reached by: codex)"),
+        ("aider", "", "declares no 'acp' transport (it is reached by: aider)"),
         ("claude-code", 'acp = "nowhere"', "through adapter 'nowhere', which does not exist"),
-        ("claude-code", 'acp = "codex"', "whose family is 'codex', not 'acp'"),
+        ("claude-code", 'acp = "codex"', "whose family 'codex' does not speak 'acp'"),
     ],
 )
 def test_a_transport_not_declared_or_wrongly_declared_is_refused(
@@ -485,3 +485,26 @@ def test_the_cli_runs_a_transport(config_dir: Path, tmp_path: Path) -> None:
     refused = run_cli("run", "fake-stream", "p", "--transport", "mcp", "--workdir", str(tmp_path))
     assert refused.returncode != 0 and "declares no 'mcp' transport" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_each_acp_family_reads_its_agents_usage() -> None:
+    answer = {
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 3, "outputTokens": 4},
+        "_meta": {"quota": {"token_count": {"input_tokens": 30, "output_tokens": 7}}},
+    }
+    line = rpc(id=2, result=answer)
+    found = {}
+    for name in ("acp", "acp-codex", "acp-gemini"):
+        family = get_family(name)
+        client = family.parser()
+        assert isinstance(client, AcpClient)
+        client.begin("p", Path("/w"), {})
+        events = [e for raw in [*HANDSHAKE, line] for e in client.feed(raw)]
+        found[name] = summarize(events).usage
+        assert get_family(name).protocol == "acp"  # type: ignore[attr-defined]
+    assert found["acp"] == Usage(input=3, output=4)
+    # Gemini's input_tokens counts cached tokens in, with no cached figure beside it: not reported.
+    assert found["acp-gemini"] == Usage(output=7)
+    assert get_family("acp-codex").reports_usage == frozenset()
+    assert get_family("acp-gemini").reports_usage == {"output"}

@@ -482,9 +482,17 @@ def _resolve(
     return adapters[choose_harness(adapter, workdir, project=project, adapters=adapters, how=how).adapter]
 
 
+def _protocol(family: str) -> str:
+    """The transport a family speaks: its ``protocol`` (the acp families'), else its own name."""
+    from tackroom.families import get_family
+
+    spoken = getattr(get_family(family), "protocol", None)
+    return spoken if isinstance(spoken, str) and spoken else family
+
+
 def _by_transport(adapter: Adapter, transport: str, adapters: AdapterSet | None, workdir: Path) -> Adapter:
     """The adapter that reaches ``adapter``'s harness over ``transport``, as its ``transports`` table says."""
-    if transport == adapter.family:
+    if transport in (adapter.family, _protocol(adapter.family)):
         return adapter
     declared: dict[str, str] = dict(adapter.effective.get("transports", {}))
     target = declared.get(transport)
@@ -503,10 +511,10 @@ def _by_transport(adapter: Adapter, transport: str, adapters: AdapterSet | None,
             f"adapter {adapter.name!r} reaches {transport!r} through adapter {target!r}, which does not exist"
         )
     reached = adapters[target]
-    if reached.family != transport:
+    if _protocol(reached.family) != transport:
         raise RunError(
-            f"adapter {adapter.name!r} reaches {transport!r} through adapter {target!r}, whose family is "
-            f"{reached.family!r}, not {transport!r}"
+            f"adapter {adapter.name!r} reaches {transport!r} through adapter {target!r}, whose family "
+            f"{reached.family!r} does not speak {transport!r}"
         )
     return reached
 

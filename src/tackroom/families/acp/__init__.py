@@ -24,10 +24,12 @@ event says what was denied and why (ACP's answer has no field for a reason).
 Any other request of the agent (``fs/*``, ``terminal/*``, which tackroom did
 not offer) gets JSON-RPC's "method not found".
 
-Verified with ``@zed-industries/claude-agent-acp`` 0.23.1 against the mock.
-The prompt's ``usage`` (``inputTokens``, ``outputTokens``,
-``cachedReadTokens``, ``cachedWriteTokens``, ``thoughtTokens``) is the whole
-turn's, so a ``total``.
+Verified against the mock with ``@zed-industries/claude-agent-acp`` 0.23.1
+(family ``acp``: the prompt's ``usage``, ``inputTokens``, ``outputTokens``,
+``cachedReadTokens``, ``cachedWriteTokens``, ``thoughtTokens``, is the whole
+turn's, so a ``total``), ``@zed-industries/codex-acp`` 0.16.0 (``acp-codex``:
+no token counts) and Gemini CLI 0.61.0 ``--acp`` (``acp-gemini``: the output
+count in ``_meta.quota``). They differ only in the usage they report.
 """
 
 from __future__ import annotations
@@ -201,9 +203,13 @@ class AcpClient(ClientParser):
             return [SessionStarted(line, session_id=session)]
         return self._answered(line, result)
 
+    def usage(self, result: dict[str, Any]) -> Usage:
+        """The turn's usage from the answer to ``session/prompt``: ACP's own ``usage`` field."""
+        return prompt_usage(result.get("usage"))
+
     def _answered(self, line: str, result: dict[str, Any]) -> list[Event]:
         events = self._flush()
-        usage = prompt_usage(result.get("usage"))
+        usage = self.usage(result)
         events += [UsageReport(line, usage=usage, scope="total")] if usage.reported else []
         stop = result.get("stopReason")
         if stop != "end_turn":
@@ -233,7 +239,9 @@ class AcpClient(ClientParser):
         events = self._flush()
         call_id = str_or_none(tool.get("toolCallId"))
         if call_id is not None:
-            events += self._merge(line, call_id, tool, asked=True)
+            # What the request says of the call (its content describes the question, not the output).
+            asked = {k: v for k, v in tool.items() if k in ("title", "kind", "rawInput", "_meta")}
+            events += self._merge(line, call_id, asked, asked=True)
         kinds = ("allow_once", "allow_always") if self._auto_accept else ("reject_once", "reject_always")
         options = [obj(option) for option in seq(params.get("options"))]
         chosen = next(
@@ -319,17 +327,54 @@ def _version() -> str:
         return "unknown"
 
 
+class GeminiAcpClient(AcpClient):
+    """Gemini CLI's ACP mode: the turn's usage is in the answer's ``_meta.quota.token_count``."""
+
+    def usage(self, result: dict[str, Any]) -> Usage:
+        # Its input_tokens is the prompt count, cached tokens included, and no cached figure is
+        # given beside it: tackroom's input (cache reads excluded) cannot be told, so only output is.
+        counted = obj(obj(obj(result.get("_meta")).get("quota")).get("token_count"))
+        return Usage(output=int_or_none(counted.get("output_tokens")))
+
+
 class Acp(Family):
-    """Agents driven over the Agent Client Protocol, with tackroom as the client."""
+    """Agents driven over the Agent Client Protocol, with tackroom as the client.
+
+    The usage an agent reports differs (ACP's ``usage`` is optional, and some
+    agents put it in ``_meta``), and a family says which figures its harness
+    reports: one family per way of reporting, all with this client.
+    """
 
     name = "acp"
     stream = "ACP JSON-RPC over stdio (session/update notifications)"
+    protocol = "acp"
+    """The transport this family speaks (``tackroom run NAME --transport acp``)."""
     verified = True
     terminal = "the answer to session/prompt"
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
+    """ACP's ``usage`` on the prompt's answer, as claude-agent-acp 0.23.1 sends it (no thought tokens)."""
 
     def parser(self) -> StreamParser:
         return AcpClient()
 
 
+class CodexAcp(Acp):
+    """codex-acp 0.16.0: no token counts (its ``usage_update`` is the context window's fill)."""
+
+    name = "acp-codex"
+    reports_usage = frozenset()
+
+
+class GeminiAcp(Acp):
+    """Gemini CLI 0.61.0 in ACP mode: the output count, from ``_meta``."""
+
+    name = "acp-gemini"
+    reports_usage = frozenset({"output"})
+
+    def parser(self) -> StreamParser:
+        return GeminiAcpClient()
+
+
 FAMILY = Acp()
+CODEX = CodexAcp()
+GEMINI = GeminiAcp()
