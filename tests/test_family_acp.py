@@ -248,6 +248,10 @@ def test_a_session_without_an_id_and_a_refused_prompt_fail_the_run() -> None:
         isinstance(e, ErrorEvent) and "Internal error: API Error: 400" in e.message for e in events
     )
     assert summarize(events).model_failed
+    for data in ("as text", {"message": "as text", "codex_error_info": "other"}):
+        refused = rpc(id=2, error={"code": -32603, "message": "Internal error", "data": data})
+        events, _, _ = converse([*HANDSHAKE, refused])
+        assert "session/prompt failed: Internal error: as text" in str(events)
 
 
 @pytest.mark.parametrize("stop", ["max_tokens", "refusal", "cancelled", None])

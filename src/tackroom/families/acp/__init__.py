@@ -222,8 +222,12 @@ class AcpClient(ClientParser):
     def _failed(self, line: str, request_id: int, error: dict[str, Any]) -> list[Event]:
         what = {_INITIALIZE: "initialize", _NEW_SESSION: "session/new", _PROMPT: "session/prompt"}[request_id]
         message = str_or_none(error.get("message")) or "no message"
-        details = obj(error.get("data")).get("details") if isinstance(error.get("data"), dict) else None
-        text = f"{what} failed: {message}" + (f": {details}" if isinstance(details, str) and details else "")
+        # JSON-RPC's optional data: a string, or an object whose details (claude-agent-acp) or
+        # message (codex-acp) says what the model call answered.
+        data = error.get("data")
+        found = [data] if isinstance(data, str) else [obj(data).get("details"), obj(data).get("message")]
+        details = next((d for d in found if isinstance(d, str) and d), None)
+        text = f"{what} failed: {message}" + (f": {details}" if details else "")
         return self._end(line, [*self._flush(), ErrorEvent(line, message=text[:2000], fatal=True)], ok=False)
 
     def _end(self, line: str, events: list[Event], *, ok: bool) -> list[Event]:
