@@ -499,7 +499,7 @@ def test_each_acp_family_reads_its_agents_usage() -> None:
     }
     line = rpc(id=2, result=answer)
     found = {}
-    for name in ("acp", "acp-codex", "acp-gemini"):
+    for name in ("acp", "acp-codex", "acp-gemini", "acp-qwen"):
         family = get_family(name)
         client = family.parser()
         assert isinstance(client, AcpClient)
@@ -508,7 +508,24 @@ def test_each_acp_family_reads_its_agents_usage() -> None:
         found[name] = summarize(events).usage
         assert get_family(name).protocol == "acp"  # type: ignore[attr-defined]
     assert found["acp"] == Usage(input=3, output=4)
+    assert found["acp-qwen"] == Usage(input=3, output=4)  # ACP's own field, where an answer has it
     # Gemini's input_tokens counts cached tokens in, with no cached figure beside it: not reported.
     assert found["acp-gemini"] == Usage(output=7)
     assert get_family("acp-codex").reports_usage == frozenset()
+    qwen = get_family("acp-qwen").parser()
+    assert isinstance(qwen, AcpClient)
+    qwen.begin("p", Path("/w"), {})
+    per_call = {"inputTokens": 10, "outputTokens": 2, "thoughtTokens": 0, "cachedReadTokens": 3}
+    chunk = {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": ""},
+        "_meta": {"usage": per_call},
+    }
+    events = [
+        e
+        for raw in [*HANDSHAKE, update(chunk), update(chunk), rpc(id=2, result={"stopReason": "end_turn"})]
+        for e in qwen.feed(raw)
+    ]
+    # Per call, summed; input without the cached part (OpenAI's prompt count includes it).
+    assert summarize(events).usage == Usage(input=14, output=4, cache_read=6)
     assert get_family("acp-gemini").reports_usage == {"output"}

@@ -29,7 +29,9 @@ Verified against the mock with ``@zed-industries/claude-agent-acp`` 0.23.1
 ``cachedReadTokens``, ``cachedWriteTokens``, ``thoughtTokens``, is the whole
 turn's, so a ``total``), ``@zed-industries/codex-acp`` 0.16.0 (``acp-codex``:
 no token counts) and Gemini CLI 0.61.0 ``--acp`` (``acp-gemini``: the output
-count in ``_meta.quota``). They differ only in the usage they report.
+count in ``_meta.quota``) and Qwen Code 0.24.4 ``--acp`` (``acp-qwen``: each
+model call's usage in a message chunk's ``_meta.usage``). They differ only in
+the usage they report.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from tackroom.families.base import (
     ClientParser,
     Family,
     StreamParser,
+    fresh_input,
     int_or_none,
     json_line,
     obj,
@@ -267,7 +270,17 @@ class AcpClient(ClientParser):
             events.append(ErrorEvent(line, message=f"permission for {title!r} denied: {why}", fatal=False))
         return events
 
+    def call_usage(self, update: dict[str, Any]) -> Usage:
+        """One model call's usage carried by a session update (none, in ACP itself)."""
+        return Usage()
+
     def _update(self, line: str, update: dict[str, Any]) -> list[Event]:
+        per_call = self.call_usage(update)
+        if per_call.reported:
+            return [*self._update_events(line, update), UsageReport(line, usage=per_call, scope="turn")]
+        return self._update_events(line, update)
+
+    def _update_events(self, line: str, update: dict[str, Any]) -> list[Event]:
         kind = update.get("sessionUpdate")
         if kind == "agent_message_chunk":
             text = content_text(update.get("content"))
@@ -341,6 +354,23 @@ class GeminiAcpClient(AcpClient):
         return Usage(output=int_or_none(counted.get("output_tokens")))
 
 
+class QwenAcpClient(AcpClient):
+    """Qwen Code's ACP mode: each model call's usage rides on a message chunk's ``_meta.usage``."""
+
+    def call_usage(self, update: dict[str, Any]) -> Usage:
+        # inputTokens is the prompt count, cached tokens included (OpenAI's convention), with
+        # cachedReadTokens beside it; thoughtTokens is written as 0 whatever the model said.
+        data = obj(obj(update.get("_meta")).get("usage"))
+        if not data:
+            return Usage()
+        cached = int_or_none(data.get("cachedReadTokens"))
+        return Usage(
+            input=fresh_input(int_or_none(data.get("inputTokens")), cached),
+            output=int_or_none(data.get("outputTokens")),
+            cache_read=cached,
+        )
+
+
 class Acp(Family):
     """Agents driven over the Agent Client Protocol, with tackroom as the client.
 
@@ -379,6 +409,17 @@ class GeminiAcp(Acp):
         return GeminiAcpClient()
 
 
+class QwenAcp(Acp):
+    """Qwen Code 0.24.4 in ACP mode: each call's input (uncached), output and cache reads, from ``_meta``."""
+
+    name = "acp-qwen"
+    reports_usage = frozenset({"input", "output", "cache_read"})
+
+    def parser(self) -> StreamParser:
+        return QwenAcpClient()
+
+
 FAMILY = Acp()
 CODEX = CodexAcp()
 GEMINI = GeminiAcp()
+QWEN = QwenAcp()
