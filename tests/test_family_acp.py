@@ -297,13 +297,14 @@ def test_memory_stays_bounded_whatever_the_agent_streams() -> None:
     for line in HANDSHAKE:
         client.feed(line)
     for i in range(10_050):
-        client.feed(update({"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "status": "pending"}))
+        # Started, never ended.
+        client.feed(update({"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "status": "in_progress"}))
     big = "x" * (1024 * 1024)
     for _ in range(10):
         client.feed(
             update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": big}})
         )
-    assert len(client._tools) <= 10_000
+    assert len(client._tools) <= 10_000 and len(client._called) <= 10_000
     assert client._message_size <= 8 * 1024 * 1024
 
 

@@ -301,8 +301,10 @@ class AcpClient(ClientParser):
     ) -> list[Event]:
         tool = self._tools.get(call_id)
         if tool is None:
-            if len(self._tools) >= MAX_TOOLS:
-                self._tools.pop(next(iter(self._tools)))
+            if len(self._tools) >= MAX_TOOLS:  # calls that never end are forgotten, oldest first
+                oldest = next(iter(self._tools))
+                del self._tools[oldest]
+                self._called.discard(oldest)
             tool = self._tools[call_id] = {}
         for key, value in update.items():
             if value is not None and not (key == "rawInput" and value == {} and tool.get("rawInput")):
