@@ -17,6 +17,7 @@ from realkit import processes_in
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import InstallError
+from tackroom.families import get_family
 from tackroom.install import install
 from tackroom.mock import Script, Turn, Usage
 from tackroom.run.result import Result
@@ -70,14 +71,27 @@ def shell_script() -> Script:
     )
 
 
-def test_claude_code_gives_the_same_text_and_usage_through_its_stream_and_through_acp(
-    harness_data: Path, tmp_path: Path
+#: Every built-in that declares an ACP transport, with the ACP adapter it names.
+TWO_WAYS = sorted(
+    (name, adapter.effective["transports"]["acp"])
+    for name, adapter in resolve_builtins().items()
+    if "acp" in adapter.effective.get("transports", {})
+)
+
+
+def test_claude_code_codex_gemini_and_qwen_declare_an_acp_transport() -> None:
+    assert [name for name, _ in TWO_WAYS] == ["claude-code", "codex", "gemini", "qwen"]
+
+
+@pytest.mark.parametrize(("name", "via_acp"), TWO_WAYS, ids=[name for name, _ in TWO_WAYS])
+def test_a_harness_gives_the_same_text_and_usage_through_its_stream_and_through_acp(
+    harness_data: Path, tmp_path: Path, name: str, via_acp: str
 ) -> None:
-    stream_adapter = installed("claude-code", harness_data)
-    installed("claude-code-acp", harness_data)
+    stream_adapter = installed(name, harness_data)
+    acp_adapter = installed(via_acp, harness_data)
     auto = {"auto_accept": True}
     stream, stream_dir = run_in(stream_adapter, harness_data, tmp_path, shell_script(), options=auto)
-    # The same adapter, the other way it declares: [adapter.claude-code.transports] acp = "claude-code-acp".
+    # The same adapter, the other way it declares: [adapter.<name>.transports] acp = "<name>-acp".
     acp, acp_dir = run_in(
         stream_adapter, harness_data, tmp_path / "acp", shell_script(), options=auto, transport="acp"
     )
@@ -85,12 +99,18 @@ def test_claude_code_gives_the_same_text_and_usage_through_its_stream_and_throug
         assert result.ok, (result.adapter, result.error)
         assert (workdir / "proof.txt").read_text().strip() == "two-ways"
         assert processes_in(workdir) == [] and result.escaped == ()
-    assert (stream.adapter, acp.adapter) == ("claude-code", "claude-code-acp")
+    assert (stream.adapter, acp.adapter) == (name, via_acp)
     assert acp.final_text == stream.final_text == "TWO-WAYS-DONE"
-    # Both report the turn's total: the two model calls summed, cache figures apart.
-    assert acp.usage == stream.usage == Figures(input=666, output=88, cache_read=110, cache_write=12)
-    assert [e.name for e in acp.events if isinstance(e, ToolCall)] == ["Bash"]
-    assert acp.released and not stream.released
+    assert any(isinstance(e, ToolCall) for e in acp.events)
+    # Every figure the ACP agent reports is the one the harness's own stream reports.
+    reported = get_family(acp_adapter.family).reports_usage
+    figures = {k: v for k, v in acp.usage.to_json().items() if v != "not_reported"}
+    assert set(figures) == set(reported)
+    assert figures == {k: stream.usage.to_json()[k] for k in reported}
+    if name == "claude-code":
+        # Both report the turn's total: the two model calls summed, cache figures apart.
+        assert acp.usage == stream.usage == Figures(input=666, output=88, cache_read=110, cache_write=12)
+        assert [e.name for e in acp.events if isinstance(e, ToolCall)] == ["Bash"]
 
 
 def test_without_auto_accept_the_acp_client_denies_the_shell_and_says_why(
