@@ -101,7 +101,8 @@ class Conversation:
         self.closed = asyncio.Event()
 
     def write(self, data: bytes) -> None:
-        if not self._finished:
+        # Once stdin is closed (finished, or the child closed it) nothing more can reach the child.
+        if not self._finished and not self.closed.is_set():
             self._queue.put_nowait(data)
 
     def finish(self) -> None:
