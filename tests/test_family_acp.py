@@ -500,7 +500,7 @@ def test_each_acp_family_reads_its_agents_usage() -> None:
     }
     line = rpc(id=2, result=answer)
     found = {}
-    for name in ("acp", "acp-codex", "acp-gemini", "acp-qwen"):
+    for name in ("acp", "acp-codex", "acp-gemini", "acp-qwen", "acp-opencode"):
         family = get_family(name)
         client = family.parser()
         assert isinstance(client, AcpClient)
@@ -509,6 +509,7 @@ def test_each_acp_family_reads_its_agents_usage() -> None:
         found[name] = summarize(events).usage
         assert get_family(name).protocol == "acp"  # type: ignore[attr-defined]
     assert found["acp"] == Usage(input=3, output=4)
+    assert found["acp-opencode"] == Usage()  # its answer's usage is the last call's, not the turn's
     assert found["acp-qwen"] == Usage(input=3, output=4)  # ACP's own field, where an answer has it
     # Gemini's input_tokens counts cached tokens in, with no cached figure beside it: not reported.
     assert found["acp-gemini"] == Usage(output=7)

@@ -79,8 +79,8 @@ TWO_WAYS = sorted(
 )
 
 
-def test_claude_code_codex_gemini_and_qwen_declare_an_acp_transport() -> None:
-    assert [name for name, _ in TWO_WAYS] == ["claude-code", "codex", "gemini", "qwen"]
+def test_claude_code_codex_gemini_opencode_and_qwen_declare_an_acp_transport() -> None:
+    assert [name for name, _ in TWO_WAYS] == ["claude-code", "codex", "gemini", "opencode", "qwen"]
 
 
 @pytest.mark.parametrize(("name", "via_acp"), TWO_WAYS, ids=[name for name, _ in TWO_WAYS])

@@ -31,7 +31,8 @@ turn's, so a ``total``), ``@zed-industries/codex-acp`` 0.16.0 (``acp-codex``:
 no token counts) and Gemini CLI 0.61.0 ``--acp`` (``acp-gemini``: the output
 count in ``_meta.quota``) and Qwen Code 0.24.4 ``--acp`` (``acp-qwen``: each
 model call's usage in a message chunk's ``_meta.usage``). They differ only in
-the usage they report.
+the usage they report; OpenCode 1.18.33 ``acp`` (``acp-opencode``) answers
+with its last model call's usage as the turn's, so none is reported.
 """
 
 from __future__ import annotations
@@ -373,6 +374,15 @@ class QwenAcpClient(AcpClient):
         )
 
 
+class OpenCodeAcpClient(AcpClient):
+    """OpenCode's ACP mode: the answer's ``usage`` is its last model call's, not the turn's."""
+
+    def usage(self, result: dict[str, Any]) -> Usage:
+        # A turn with a tool call made two model calls, and the answer counted only the second:
+        # the turn's figures are not in the stream, so none is reported.
+        return Usage()
+
+
 class Acp(Family):
     """Agents driven over the Agent Client Protocol, with tackroom as the client.
 
@@ -421,7 +431,18 @@ class QwenAcp(Acp):
         return QwenAcpClient()
 
 
+class OpenCodeAcp(Acp):
+    """OpenCode 1.18.33 in ACP mode: no turn usage (its answer's ``usage`` is the last call's)."""
+
+    name = "acp-opencode"
+    reports_usage = frozenset()
+
+    def parser(self) -> StreamParser:
+        return OpenCodeAcpClient()
+
+
 FAMILY = Acp()
 CODEX = CodexAcp()
+OPENCODE = OpenCodeAcp()
 GEMINI = GeminiAcp()
 QWEN = QwenAcp()
