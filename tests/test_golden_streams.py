@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tackroom.families import get_family
+from tackroom.families.base import ClientParser
 from tackroom.run.result import summarize
 from tackroom.trace.events import Event, Finished
 
@@ -28,6 +29,8 @@ def parse_case(case: Path) -> dict[str, Any]:
     family = get_family(case.parent.name)
     meta = json.loads((case / "meta.json").read_text()) if (case / "meta.json").exists() else {}
     parser = family.parser()
+    if isinstance(parser, ClientParser):  # a client (ACP) answers what the agent asks from the run's options
+        parser.begin("", case, meta.get("options", {}))
     events: list[Event] = []
     for line in (case / "stream.jsonl").read_text(encoding="utf-8").splitlines():
         events += parser.feed(line)

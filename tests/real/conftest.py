@@ -92,10 +92,10 @@ def run_harness(harness: Adapter, harness_data: Path, workdir: Path, tmp_path: P
 @pytest.fixture
 def record(
     request: pytest.FixtureRequest, harness: Adapter, workdir: Path, harness_data: Path
-) -> Callable[[Result, str], None]:
+) -> Callable[..., None]:
     """With ``--update-golden``, save a run's raw output as a golden stream for its family."""
 
-    def save(result: Result, case: str) -> None:
+    def save(result: Result, case: str, options: dict[str, Any] | None = None) -> None:
         if not request.config.getoption("--update-golden"):
             return
         target = golden_case(harness, result.harness_version, case)
@@ -106,7 +106,13 @@ def record(
         stderr = (result.run_dir / "stderr.log").read_text(encoding="utf-8")
         if stderr.strip():
             (target / "stderr.txt").write_text(scrub(stderr), encoding="utf-8")
-        meta = {"adapter": harness.name, "version": result.harness_version, "exit_code": result.exit_code}
+        meta: dict[str, Any] = {
+            "adapter": harness.name,
+            "version": result.harness_version,
+            "exit_code": result.exit_code,
+        }
+        if options:  # a client family (ACP) answers the agent from them: its replay needs them
+            meta["options"] = options
         (target / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     return save

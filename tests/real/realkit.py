@@ -18,7 +18,8 @@ AT_VERSIONS = [f"{name}@{version}" for name in REAL for version in resolve_built
 
 
 RunFn = Callable[..., Result]
-Recorder = Callable[[Result, str], None]
+Recorder = Callable[..., None]
+"""``record(result, case, options=None)``: the run's options go into the golden case's meta.json."""
 
 
 def processes_in(directory: Path) -> list[int]:

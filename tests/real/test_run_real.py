@@ -51,7 +51,7 @@ def test_shell_round_trip_changes_the_workdir(
         [Turn.call("shell", {"command": "echo tackroom-was-here > proof.txt"}), Turn.reply("DONE")]
     )
     result = run_harness("write the proof file", mock=script, options=auto(harness))
-    record(result, "shell")
+    record(result, "shell", options=auto(harness))
     assert result.ok, result.error
     assert (workdir / "proof.txt").read_text().strip() == "tackroom-was-here"
     assert any(isinstance(e, ToolCall) for e in result.events)

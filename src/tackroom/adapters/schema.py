@@ -372,6 +372,9 @@ class AdapterSpec(Strict):
     """Neutral model alias (``sonnet``) -> this harness's model name; an alias absent here is dropped."""
     detect: list[DetectMarker] = []
     """Markers that tell a repository is set up for this harness."""
+    transports: dict[Name, Name] = {}
+    """Other ways to reach this harness: a transport (a family, e.g. ``acp``) -> the adapter that drives it
+    that way (``tackroom run NAME --transport acp``)."""
 
 
 SINCE_FIXED = ("family", "extends", "min_version", "verified_with", "previously_verified")

@@ -75,6 +75,9 @@ def run_command(
     no_profile: bool = typer.Option(False, "--no-profile", help="Render no profile, not even the default."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     events: bool = typer.Option(False, "--events", help="Stream normalized events as JSONL."),
+    transport: str | None = typer.Option(
+        None, "--transport", help="Reach the harness another way its adapter declares (e.g. acp)."
+    ),
 ) -> None:
     """Run a harness headless; exit with its exit code (1 on a model failure it hid).
 
@@ -116,6 +119,7 @@ def run_command(
             profile=_profile(profile, no_profile),
             gateway=gateway,
             capture=capture,
+            transport=transport,
         )
     )
     if result.dropped or result.withheld:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_DEPTH",
     "MAX_TEXT",
+    "ClientParser",
     "Family",
     "Lines",
     "PlainTextParser",
@@ -85,6 +86,26 @@ class StreamParser:
 
     def close(self, exit_code: int | None) -> list[Event]:
         """Events once the process ended (e.g. a Finished event from accumulated text)."""
+        return []
+
+
+class ClientParser(StreamParser):
+    """A parser that talks back: the harness is a server on stdio (ACP) and tackroom its client.
+
+    The runner calls :meth:`begin` before the first line, and after it and
+    every :meth:`feed` writes :meth:`outgoing` to the harness's stdin; once
+    :attr:`over` is true stdin is closed, and a harness still running a moment
+    later is stopped (it is done, not failed).
+    """
+
+    over: bool = False
+    """The conversation is over: nothing more will be written."""
+
+    def begin(self, prompt: str, workdir: Path, options: Mapping[str, Any]) -> None:
+        """Start the conversation for one run: its prompt, working directory and option values."""
+
+    def outgoing(self) -> list[str]:
+        """The lines to write to the harness's stdin now (each without its newline); taken once."""
         return []
 
 

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from tackroom.errors import RunError
 
-__all__ = ["Escaped", "ProcessResult", "group_alive", "run_process", "run_process_sync"]
+__all__ = ["Conversation", "Escaped", "ProcessResult", "group_alive", "run_process", "run_process_sync"]
 
 LineCallback = Callable[[str], None]
 
@@ -85,6 +85,35 @@ class Escaped:
         return {"pid": self.pid, "command": self.command}
 
 
+class Conversation:
+    """A child's stdin written while it runs, for a harness driven over a protocol (ACP).
+
+    :meth:`write` queues bytes; :meth:`finish` closes stdin once they are
+    written. A child that is still running ``linger_s`` after that is stopped
+    as its caller is done with it (``ProcessResult.released``): an agent
+    server need not exit when its client hangs up.
+    """
+
+    def __init__(self, linger_s: float = 2.0) -> None:
+        self.linger_s = linger_s
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._finished = False
+        self.closed = asyncio.Event()
+
+    def write(self, data: bytes) -> None:
+        # Once stdin is closed (finished, or the child closed it) nothing more can reach the child.
+        if not self._finished and not self.closed.is_set():
+            self._queue.put_nowait(data)
+
+    def finish(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._queue.put_nowait(None)
+
+    async def next(self) -> bytes | None:
+        return await self._queue.get()
+
+
 @dataclass(frozen=True)
 class ProcessResult:
     """How a process run ended, and the tail of what it printed."""
@@ -113,6 +142,8 @@ class ProcessResult:
     """How many bytes the child wrote to stderr in all."""
     escaped: tuple[Escaped, ...] = ()
     """Descendants that left the group, found by ``escape_marker`` after it was gone, and stopped."""
+    released: bool = False
+    """A :class:`Conversation` was finished and the child, still running after its linger, was stopped."""
 
 
 async def run_process(
@@ -121,7 +152,7 @@ async def run_process(
     env: Mapping[str, str],
     cwd: Path,
     timeout_s: float,
-    stdin: bytes | None = None,
+    stdin: bytes | Conversation | None = None,
     on_stdout_line: LineCallback | None = None,
     on_stderr_line: LineCallback | None = None,
     grace_s: float = 3.0,
@@ -134,7 +165,8 @@ async def run_process(
     entry that marks every descendant: those that leave the group are found
     by it once the group is gone, stopped, and listed in ``escaped``; the
     caller makes it unique to this run). ``stdin`` None means ``/dev/null``;
-    bytes are written concurrently with reading, then stdin is closed.
+    bytes are written concurrently with reading, then stdin is closed; a
+    :class:`Conversation` is written as its caller writes to it.
     Callbacks run on the event loop, once per line, newline stripped, decoded
     as UTF-8 with replacement; a line longer than ``output_cap`` bytes arrives
     in ``output_cap``-byte pieces so memory stays bounded. An exception from a
@@ -156,14 +188,20 @@ async def run_process(
         asyncio.create_task(_pump(pipes, "stderr", err)),
     ]
     tasks = list(pumps)
-    if stdin is not None:
+    linger: asyncio.Task[None] | None = None
+    if isinstance(stdin, Conversation):
+        tasks.append(asyncio.create_task(_converse(pipes, stdin)))
+        linger = asyncio.create_task(_linger(stdin))
+        tasks.append(linger)
+    elif stdin is not None:
         tasks.append(asyncio.create_task(_feed(pipes, stdin)))
-    timed_out, signalled, leftovers = False, None, 0
+    timed_out, signalled, leftovers, released = False, None, 0, False
     escaped: tuple[Escaped, ...] = ()
     unswept = marker  # escapes still to look for, if this is cut short
     try:
-        timed_out = not await _wait_leader(proc, pumps, timeout_s)
-        if timed_out:
+        timed_out = not await _wait_leader(proc, pumps, timeout_s, linger)
+        released = proc.returncode is None and linger is not None and linger.done() and not timed_out
+        if timed_out or released:
             signalled = await _end_group(pgid, grace_s)
         else:
             leftovers = await _kill_leftovers(pgid, min(grace_s, _LEFTOVER_GRACE_S))
@@ -187,6 +225,7 @@ async def run_process(
         stdout_size=out.size,
         stderr_size=err.size,
         escaped=escaped,
+        released=released,
     )
 
 
@@ -444,17 +483,49 @@ async def _feed(pipes: _Pipes, data: bytes) -> None:
         pipes.close("stdin")
 
 
+async def _converse(pipes: _Pipes, conversation: Conversation) -> None:
+    """Write what the caller queues to the child's stdin until it finishes; then close stdin."""
+    fd = pipes.fd("stdin")
+    try:
+        while (data := await conversation.next()) is not None:
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    await _ready(fd, write=True)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the child closed stdin: what is left to say cannot reach it
+    finally:
+        pipes.close("stdin")
+        conversation.closed.set()
+
+
+async def _linger(conversation: Conversation) -> None:
+    """Done ``linger_s`` after the conversation's stdin was closed."""
+    await conversation.closed.wait()
+    await asyncio.sleep(conversation.linger_s)
+
+
 # --- waiting and stopping -------------------------------------------------------
 
 
 async def _wait_leader(
-    proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Task[None]], timeout_s: float
+    proc: asyncio.subprocess.Process,
+    pumps: Sequence[asyncio.Task[None]],
+    timeout_s: float,
+    linger: asyncio.Task[None] | None = None,
 ) -> bool:
-    """Wait for the leader to exit; False on timeout. A pump that fails (a callback raised) ends the wait."""
+    """Wait for the leader to exit, or ``linger`` to end; False on timeout.
+
+    A pump that fails (a callback raised) ends the wait.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     leader = asyncio.ensure_future(proc.wait())
     watched: set[asyncio.Future[int] | asyncio.Future[None]] = {leader, *pumps}
+    if linger is not None:
+        watched.add(linger)
     try:
         while not leader.done():
             remaining = deadline - loop.time()
@@ -463,6 +534,8 @@ async def _wait_leader(
             done, _ = await asyncio.wait(watched, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
             for task in done - {leader}:
                 task.result()
+            if linger is not None and linger in done:
+                return True
             watched -= done
         return True
     finally:

@@ -57,6 +57,9 @@ class Result:
     """What was cut to keep memory and disk bounded, one line each (empty: nothing was)."""
     escaped: tuple[Escaped, ...] = ()
     """Processes that left the harness's process group, found after the run and stopped."""
+    released: bool = False
+    """The harness served a protocol (ACP) and did not exit once its client was done: tackroom stopped
+    it, so its exit code is that signal's, and not a failure."""
     started_at: str | None = None
     """When the harness was started (ISO 8601, UTC)."""
     workdir: str | None = None
@@ -72,8 +75,13 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        """Exited 0, in time, with its terminal event and no model failure."""
-        return self.exit_code == 0 and not self.timed_out and not self.model_failed and self.finished
+        """Exited 0 (or was released), in time, with its terminal event and no model failure."""
+        return (
+            (self.exit_code == 0 or self.released)
+            and not self.timed_out
+            and not self.model_failed
+            and self.finished
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +105,7 @@ class Result:
             "withheld": list(self.withheld),
             "truncated": list(self.truncated),
             "escaped": [e.to_json() for e in self.escaped],
+            "released": self.released,
             "started_at": self.started_at,
             "workdir": self.workdir,
             "home": self.home,

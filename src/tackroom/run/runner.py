@@ -75,8 +75,13 @@ async def arun(
     gateway: str | None = None,
     capture: bool = False,
     capture_db: Path | None = None,
+    transport: str | None = None,
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`.
+
+    ``transport`` reaches the same harness another way its adapter declares
+    (``[adapter.X.transports]``, e.g. ``acp = "claude-code-acp"``): that
+    adapter is run instead. The adapter's own family needs no declaration.
 
     The repository holding ``workdir`` may have a project file
     (``tackroom.toml``): with ``adapter=None`` its ``harness`` is run, its
@@ -132,6 +137,8 @@ async def arun(
     _check_run_values(timeout_s, mocked, base_url, credentials, api_key_env, gateway, capture)
     project = load_project(workdir)
     resolved = _resolve(adapter, adapters, workdir, project)
+    if transport is not None:
+        resolved = _by_transport(resolved, transport, adapters, workdir)
     options = project.options_with(options) if project is not None else options
     located = executable or locate(resolved, environ, version=harness_version)
     if located is None:
@@ -171,7 +178,9 @@ async def arun(
                 env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
             argv = [str(located.path), *plan.argv[1:]]
         started = datetime.now(UTC)
-        result = await execute(resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event)
+        result = await execute(
+            resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event, options=plan.options
+        )
         result = replace(
             result,
             argv=(str(located.path), *plan.shown_argv()[1:]),
@@ -519,6 +528,43 @@ def _resolve(
         adapters = load_adapters(project=workdir)
     how = "`tackroom run NAME PROMPT`, or run(NAME, ...) in Python"
     return adapters[choose_harness(adapter, workdir, project=project, adapters=adapters, how=how).adapter]
+
+
+def _protocol(family: str) -> str:
+    """The transport a family speaks: its ``protocol`` (the acp families'), else its own name."""
+    from tackroom.families import get_family
+
+    spoken = getattr(get_family(family), "protocol", None)
+    return spoken if isinstance(spoken, str) and spoken else family
+
+
+def _by_transport(adapter: Adapter, transport: str, adapters: AdapterSet | None, workdir: Path) -> Adapter:
+    """The adapter that reaches ``adapter``'s harness over ``transport``, as its ``transports`` table says."""
+    if transport in (adapter.family, _protocol(adapter.family)):
+        return adapter
+    declared: dict[str, str] = dict(adapter.effective.get("transports", {}))
+    target = declared.get(transport)
+    if target is None:
+        ways = ", ".join(sorted({adapter.family, *declared}))
+        raise RunError(
+            f"adapter {adapter.name!r} declares no {transport!r} transport (it is reached by: {ways}); "
+            f'add {transport} = "<adapter>" under [adapter.{adapter.name}.transports] to declare one'
+        )
+    if adapters is None:
+        from tackroom.adapters.resolve import load_adapters
+
+        adapters = load_adapters(project=workdir)
+    if target not in adapters:
+        raise RunError(
+            f"adapter {adapter.name!r} reaches {transport!r} through adapter {target!r}, which does not exist"
+        )
+    reached = adapters[target]
+    if _protocol(reached.family) != transport:
+        raise RunError(
+            f"adapter {adapter.name!r} reaches {transport!r} through adapter {target!r}, whose family "
+            f"{reached.family!r} does not speak {transport!r}"
+        )
+    return reached
 
 
 def _new_run_dir(root: Path, name: str) -> Path:

@@ -32,14 +32,14 @@ import json
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from tackroom.families import get_family
-from tackroom.families.base import Family, StreamParser
-from tackroom.run.process import ProcessResult, run_process
+from tackroom.families.base import ClientParser, Family, StreamParser
+from tackroom.run.process import Conversation, ProcessResult, run_process
 from tackroom.run.result import Result, Summarizer, save
 from tackroom.trace.events import ErrorEvent, Event
 
@@ -72,8 +72,13 @@ async def execute(
     timeout_s: float,
     run_dir: Path,
     on_event: EventCallback | None,
+    options: Mapping[str, Any] | None = None,
 ) -> Result:
-    """Run the planned harness once; on any exception ``result.json`` is still written, then it propagates."""
+    """Run the planned harness once; on any exception ``result.json`` is still written, then it propagates.
+
+    For a family that talks back (a :class:`ClientParser`, e.g. ACP) ``stdin``
+    is the prompt it sends in its protocol, with the run's ``options``.
+    """
     family = get_family(adapter.family)
     started = time.monotonic()
     marker = f"{run_dir.name}:{secrets.token_hex(8)}"
@@ -82,6 +87,7 @@ async def execute(
         _Events(run_dir / "events.jsonl", on_event) as events,
     ):
         boundary = _Boundary(family, events.add)
+        conversation = boundary.converse(stdin or "", workdir, options or {})
 
         def on_line(line: str) -> None:
             stdout_log.add(line)
@@ -93,7 +99,7 @@ async def execute(
                 env=env,
                 cwd=workdir,
                 timeout_s=timeout_s,
-                stdin=stdin.encode() if stdin is not None else None,
+                stdin=conversation or (stdin.encode() if stdin is not None else None),
                 on_stdout_line=on_line,
                 escape_marker=f"{MARKER}={marker}",
             )
@@ -126,7 +132,7 @@ def _fold(
     error = summary.error
     if done.timed_out:
         error = f"timed out after {timeout_s:g}s" + (f" ({error})" if error else "")
-    elif error is None and done.exit_code != 0:
+    elif error is None and done.exit_code != 0 and not done.released:
         last = stderr.strip().splitlines()[-1:] or [""]
         error = f"exit code {done.exit_code}: {last[0][:300]}"
     elif error is None and not summary.finished:
@@ -144,6 +150,7 @@ def _fold(
         stderr_tail=stderr,
         truncated=truncated,
         escaped=done.escaped,
+        released=done.released,
     )
 
 
@@ -209,10 +216,26 @@ class _Boundary:
         self._family = family
         self._emit = emit
         self._parser: StreamParser | None = None
+        self._conversation: Conversation | None = None
         try:
             self._parser = family.parser()
         except Exception as exc:
             self._failed("could not make its parser", "", exc)
+
+    def converse(self, prompt: str, workdir: Path, options: Mapping[str, Any]) -> Conversation | None:
+        """The harness's stdin, for a parser that talks back (None for any other): its opening said."""
+        parser = self._parser
+        if not isinstance(parser, ClientParser):
+            return None
+        self._conversation = Conversation()
+
+        def begin() -> list[Event]:
+            parser.begin(prompt, workdir, options)
+            return []
+
+        self._run("could not start its conversation", "", begin)
+        self._talk()
+        return self._conversation
 
     def feed(self, line: str) -> None:
         # Once per line of output: the general _run, inlined.
@@ -224,6 +247,23 @@ class _Boundary:
             self._failed("could not parse a line", line, exc)
             return
         self._emit_all("could not parse a line", line, produced)
+        if self._conversation is not None:
+            self._talk()
+
+    def _talk(self) -> None:
+        """Write what the client has to say; close stdin once it is done (or broken)."""
+        conversation, parser = self._conversation, self._parser
+        if conversation is None or not isinstance(parser, ClientParser):
+            return
+        try:
+            lines, over = parser.outgoing(), parser.over
+            for line in lines:
+                conversation.write(line.encode("utf-8", errors="replace") + b"\n")
+        except Exception as exc:
+            self._failed("could not answer the harness", "", exc)
+            over = True
+        if over:
+            conversation.finish()
 
     def close(self, exit_code: int | None) -> None:
         parser = self._parser
