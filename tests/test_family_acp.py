@@ -271,6 +271,11 @@ def test_a_turn_that_did_not_end_normally_is_a_failure(stop: str | None) -> None
         rpc(id=99, result={}),
         rpc(method="session/update", params="x"),
         rpc(method="session/update", params={"update": {"sessionUpdate": "tool_call", "toolCallId": 5}}),
+        # A status of another type than text (found by the hostile-stream fuzzer): no status at all.
+        rpc(
+            method="session/update",
+            params={"update": {"sessionUpdate": "tool_call", "toolCallId": "t", "status": []}},
+        ),
         rpc(method="other/notification"),
         rpc(result={}),
         "{" * 5000,

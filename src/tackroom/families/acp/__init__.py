@@ -310,7 +310,7 @@ class AcpClient(ClientParser):
         for key, value in update.items():
             if value is not None and not (key == "rawInput" and value == {} and tool.get("rawInput")):
                 tool[key] = value
-        status = tool.get("status")
+        status = str_or_none(tool.get("status"))  # the agent's word: a status of another type is none
         events: list[Event] = []
         if call_id not in self._called and (asked or status not in (None, "pending")):
             self._called.add(call_id)
