@@ -530,3 +530,16 @@ def test_every_reader_is_fuzzed() -> None:
     """A family with a reader is in the lists above: the parametrization cannot silently miss one."""
     assert "claude-code" in JSONL_READERS
     assert set(READERS) == set(JSONL_READERS) | set(DB_READERS)
+
+
+def test_a_schema_damaged_into_bytes_that_are_not_utf8_is_an_issue(tmp_path: Path) -> None:
+    """Found by the fuzzer: SQLite's message about such a schema is not UTF-8, and Python's sqlite3
+    raised UnicodeDecodeError decoding it (this golden file, these bytes)."""
+    reader = reader_of("opencode")
+    item, path = _setup("opencode", tmp_path / "case")
+    data = bytearray(item.content)
+    data[71799 : 71799 + 6] = b"\x00\x00\x00\x00\x00\x80"
+    path.write_bytes(bytes(data))
+    found = read_all(reader, path)
+    check(path, found, bytes(data))
+    assert any(isinstance(x, TraceIssue) and "cannot be read" in x.message for x in found)

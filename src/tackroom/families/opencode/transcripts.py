@@ -178,7 +178,9 @@ class OpencodeTranscripts(TranscriptReader):
         try:
             with snapshot(path) as db:
                 yield from _Store(path, db, usage_only).items()
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, UnicodeDecodeError) as exc:
+            # A damaged schema's error message can hold bytes that are not UTF-8: Python's sqlite3
+            # then raises UnicodeDecodeError decoding the message itself (found by the fuzzer).
             yield TraceIssue(path, 0, f"cannot be read ({exc})")
 
 
