@@ -306,6 +306,22 @@ def seq(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def text_or_none(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def json_arguments(value: Any) -> Any:
+    """A tool call's arguments sent as JSON text (OpenAI's shape), parsed; text that is not JSON is
+    kept as is, and a value already parsed is returned unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+
+
 def str_or_none(value: Any) -> str | None:
     """``value`` if it is a string, else None."""
     return value if isinstance(value, str) else None

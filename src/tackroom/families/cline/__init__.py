@@ -30,6 +30,7 @@ from tackroom.families.base import (
     str_or_none,
     tolerant,
 )
+from tackroom.families.base import text_or_none as _str
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -128,10 +129,6 @@ class ClineStreamParser(StreamParser):
         if self._finished or not self._failed:
             return []
         return [Finished(final_text=None, ok=False)]
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _text(value: Any) -> str:

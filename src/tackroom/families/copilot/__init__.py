@@ -35,6 +35,7 @@ from tackroom.families.base import (
     seq,
     tolerant,
 )
+from tackroom.families.base import text_or_none as _str
 from tackroom.paths import check_name, inside
 from tackroom.trace.events import (
     AssistantText,
@@ -58,10 +59,6 @@ MAX_LOG_LINE = 4 * 1024 * 1024
 def _data(record: dict[str, Any]) -> dict[str, Any]:
     data = record.get("data")
     return data if isinstance(data, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def tool_output(data: dict[str, Any]) -> str | None:

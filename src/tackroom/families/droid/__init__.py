@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
+from tackroom.families.base import text_or_none as _str
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -99,10 +100,6 @@ class DroidStreamParser(StreamParser):
         if self._finished or not self._failed:
             return []
         return [Finished(final_text=None, ok=False)]
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 class Droid(Family):

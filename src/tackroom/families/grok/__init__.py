@@ -16,10 +16,11 @@ are the model's own text.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tackroom.families.base import Family, StreamParser, json_line, obj, seq, str_or_none, tolerant
+from tackroom.families.base import json_arguments as _arguments
+from tackroom.families.base import text_or_none as _str
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished, ToolCall, ToolResult
 
 #: How grok words a failure it caught (the agent loop's, then the CLI's own).
@@ -78,20 +79,6 @@ class GrokStreamParser(StreamParser):
             error = ErrorEvent(self._last_raw, message=failure or "grok reported an error", fatal=True)
             return [error, Finished(final_text=None, ok=False)]
         return [Finished(final_text=text, ok=exit_code == 0)]
-
-
-def _arguments(value: Any) -> Any:
-    """A tool call's arguments: OpenAI sends them as JSON text; text that is not JSON is kept as is."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 class Grok(Family):

@@ -25,7 +25,6 @@ agent only).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,8 @@ from tackroom.families.base import (
     str_or_none,
     tolerant,
 )
+from tackroom.families.base import json_arguments as _arguments
+from tackroom.families.base import text_or_none as _str
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -218,20 +219,6 @@ def _content_text(content: Any) -> str:
         return content
     parts = [obj(p).get("text") for p in seq(content) if obj(p).get("type") == "text"]
     return "".join(p for p in parts if isinstance(p, str))
-
-
-def _arguments(value: Any) -> Any:
-    """Arguments as JSON text (OpenAI's shape); text that is not JSON is kept as is."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 class Letta(Family):
