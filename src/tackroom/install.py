@@ -8,6 +8,8 @@ marker makes installing again a no-op.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -15,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +28,7 @@ from tackroom.paths import Transaction, inside
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.schema import Install
 
 Progress = Callable[[str], None]
 
@@ -91,6 +94,24 @@ def install(
     done = _already(adapter, version, prefix, env)
     if done is not None:
         return done
+    # Two installs of one version at once (two runs, two test workers) would delete each
+    # other's half-made prefix: the second waits for the first, then finds it done.
+    with _locked(prefix):
+        done = _already(adapter, version, prefix, env)
+        if done is not None:
+            return done
+        return _install_into(adapter, recipe, version, prefix, env, progress, started)
+
+
+def _install_into(
+    adapter: Adapter,
+    recipe: Install,
+    version: str,
+    prefix: Path,
+    env: Mapping[str, str],
+    progress: Progress | None,
+    started: float,
+) -> Installed:
     report = progress or (lambda _line: None)
     # Installed straight into its prefix (a virtualenv cannot be moved after it is made); the
     # marker, written last, is what makes a prefix count as installed, so a failed or
@@ -135,6 +156,19 @@ def _already(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str
     if not executable.exists():
         return None
     return Installed(adapter.name, adapter.harness, version, prefix, executable, True, 0.0)
+
+
+@contextlib.contextmanager
+def _locked(prefix: Path) -> Iterator[None]:
+    """Hold an exclusive lock on installing ``prefix`` (a ``.<version>.lock`` file beside it)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    lock = inside(prefix.parent, f".{prefix.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _remove(prefix: Path) -> None:
