@@ -8,8 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tackroom.mock import MockServer, Script
+
+# CI (scripts/test) draws the same examples on every run, so a red run is reproducible and a
+# session's work is never lost to a new random draw; `scripts/fuzz` explores fresh seeds.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 Serve = Callable[..., MockServer]
 
