@@ -389,6 +389,39 @@ def test_an_agent_that_never_answers_times_out_and_is_stopped(config_dir: Path, 
     assert result.session_id is not None
 
 
+def test_a_run_out_of_time_cancels_the_turn_and_keeps_what_the_agent_answered(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    result = run_fake(config_dir, tmp_path, "--cancellable", timeout_s=2.0)
+    assert time.monotonic() - started < 2.0 + 3.0
+    assert result.timed_out and not result.ok
+    asked = (tmp_path / "work" / "cancelled.txt").read_text()
+    assert result.session_id is not None and result.session_id in asked
+    # The agent ended its turn when asked: its answer (usage so far) is in the result, and it
+    # exited on EOF rather than being signalled.
+    assert (result.usage.input, result.usage.output) == (3, 1)
+    assert any("tackroom cancelled the turn" in e.message for e in result.events if isinstance(e, ErrorEvent))
+    assert result.exit_code == 0
+
+
+def test_cancel_is_said_only_inside_a_session_and_only_once_the_turn_is_open() -> None:
+    client = AcpClient()
+    client.begin("hi", Path("/w"), {})
+    client.outgoing()
+    assert client.cancel() == [] and client.outgoing() == []  # no session yet: nothing to cancel
+    client.feed(json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}))
+    client.feed(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s-1"}}))
+    client.outgoing()
+    client.cancel()
+    said = [json.loads(line) for line in client.outgoing()]
+    assert said == [{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s-1"}}]
+    events = client.feed(json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}}))
+    assert client.over and not events[-1].ok
+    client.cancel()
+    assert client.outgoing() == []  # over: nothing more is said
+
+
 # --- the same harness, another transport --------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ offer it refuses), then answers the prompt with usage. Flags change that:
 
 --linger         keep running after stdin closes (an agent server that never exits)
 --hang           never answer session/prompt
+--cancellable    answer session/prompt only once the client sends session/cancel (stopReason cancelled)
 --prompt-error   answer session/prompt with a JSON-RPC error
 --version N      answer initialize with protocol version N
 --banner         print a line that is not JSON-RPC first
@@ -63,6 +64,17 @@ def prompt(request_id: object, params: dict[str, object], cwd: Path) -> None:
     text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
     if "--hang" in ARGS:
         time.sleep(3600)
+    if "--cancellable" in ARGS:
+        update(
+            session, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Working"}}
+        )
+        while (message := read()) is not None:
+            if message.get("method") == "session/cancel" and "id" not in message:
+                (cwd / "cancelled.txt").write_text(str(message.get("params")))
+                usage = {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}
+                send({"id": request_id, "result": {"stopReason": "cancelled", "usage": usage}})
+                return
+        sys.exit(4)  # stdin closed without a cancel
     if "--prompt-error" in ARGS:
         send({"id": request_id, "error": {"code": -32603, "message": "model unreachable"}})
         return

@@ -138,3 +138,17 @@ def test_a_timeout_mid_turn_stops_the_agent_and_everything_it_started(
     assert result.timed_out and not result.ok and not result.released
     assert result.session_id is not None
     assert processes_in(workdir) == []
+
+
+def test_a_timeout_while_the_model_thinks_cancels_the_turn_and_the_agent_ends_it(
+    harness_data: Path, tmp_path: Path
+) -> None:
+    # At the timeout tackroom sends session/cancel; claude-agent-acp stops waiting on the model
+    # and answers the prompt with stopReason "cancelled" before any signal is sent.
+    adapter = installed("claude-code-acp", harness_data)
+    slow = Script([Turn.reply("too late", delay_s=120.0)])
+    result, workdir = run_in(adapter, harness_data, tmp_path, slow, timeout_s=15.0)
+    assert result.timed_out and not result.ok
+    said = [e.message for e in result.events if isinstance(e, ErrorEvent)]
+    assert any("tackroom cancelled the turn" in message for message in said), said
+    assert processes_in(workdir) == []

@@ -108,6 +108,14 @@ class ClientParser(StreamParser):
         """The lines to write to the harness's stdin now (each without its newline); taken once."""
         return []
 
+    def cancel(self) -> list[Event]:
+        """The run is out of time: queue what asks the harness to end its turn (none by default).
+
+        The runner then writes :meth:`outgoing` and gives the harness a moment
+        to answer before it is stopped; the run counts as timed out either way.
+        """
+        return []
+
 
 class Lines:
     """The lines of a stream, bounded: the first and the last ``MAX_TEXT`` characters' worth of lines.

@@ -94,8 +94,12 @@ class Conversation:
     server need not exit when its client hangs up.
     """
 
-    def __init__(self, linger_s: float = 2.0) -> None:
+    def __init__(self, linger_s: float = 2.0, cancel_s: float = 3.0) -> None:
         self.linger_s = linger_s
+        self.cancel_s = cancel_s
+        """How long a timed-out child may take to end its turn once :attr:`on_timeout` has spoken."""
+        self.on_timeout: Callable[[], None] | None = None
+        """Called once at the timeout, to queue what asks the child to stop (ACP's ``session/cancel``)."""
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._finished = False
         self.closed = asyncio.Event()
@@ -200,6 +204,11 @@ async def run_process(
     unswept = marker  # escapes still to look for, if this is cut short
     try:
         timed_out = not await _wait_leader(proc, pumps, timeout_s, linger)
+        if timed_out and isinstance(stdin, Conversation) and stdin.on_timeout is not None:
+            # Asked to stop, a protocol agent ends its turn (and says what it had done) before
+            # the signals; the run still timed out.
+            stdin.on_timeout()
+            await _wait_leader(proc, pumps, min(stdin.cancel_s, grace_s), linger)
         released = proc.returncode is None and linger is not None and linger.done() and not timed_out
         if timed_out or released:
             signalled = await _end_group(pgid, grace_s)

@@ -235,7 +235,15 @@ class _Boundary:
 
         self._run("could not start its conversation", "", begin)
         self._talk()
+        self._conversation.on_timeout = self._cancel
         return self._conversation
+
+    def _cancel(self) -> None:
+        """The run is out of time: let the client ask the harness to stop its turn."""
+        parser = self._parser
+        if isinstance(parser, ClientParser) and not parser.over:
+            self._run("could not cancel its turn", "", parser.cancel)
+            self._talk()
 
     def feed(self, line: str) -> None:
         # Once per line of output: the general _run, inlined.

@@ -5,7 +5,9 @@ system and no terminal capability: the agent runs its tools itself), then
 ``session/new`` in the run's workdir with no MCP servers, then one
 ``session/prompt`` with the run's prompt; the answer to that prompt (its
 ``stopReason``, and ``usage`` where the agent reports it) ends the run, and
-stdin is closed.
+stdin is closed. A run that reaches its timeout mid-turn first sends
+``session/cancel``: the agent ends the turn (``stopReason: cancelled``, with
+what it had used) before it is signalled, and the run counts as timed out.
 
 What the agent streams in between (``session/update`` notifications) becomes
 events: ``agent_message_chunk`` text is gathered into one
@@ -129,6 +131,7 @@ class AcpClient(ClientParser):
         self._tools: dict[str, dict[str, Any]] = {}
         self._called: set[str] = set()
         self._finished = False
+        self._cancelled = False
 
     # --- what tackroom says ------------------------------------------------------------
 
@@ -147,6 +150,14 @@ class AcpClient(ClientParser):
     def outgoing(self) -> list[str]:
         out, self._out = self._out, []
         return out
+
+    def cancel(self) -> list[Event]:
+        """Out of time: ``session/cancel``; the agent answers the prompt with ``stopReason: cancelled``."""
+        if self._session is not None and not self.over:
+            self._cancelled = True
+            message = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": self._session}}
+            self._out.append(json.dumps(message))
+        return []
 
     def _send(self, request_id: int, method: str, params: dict[str, Any]) -> None:
         self._out.append(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
@@ -218,7 +229,11 @@ class AcpClient(ClientParser):
         stop = result.get("stopReason")
         if stop != "end_turn":
             message = (
-                f"the agent stopped the turn: {stop!r}" if stop else "the agent's answer has no stopReason"
+                "the run ran out of time: tackroom cancelled the turn (session/cancel) and the agent ended it"
+                if stop == "cancelled" and self._cancelled
+                else f"the agent stopped the turn: {stop!r}"
+                if stop
+                else "the agent's answer has no stopReason"
             )
             events.append(ErrorEvent(line, message=message, fatal=True))
         return self._end(line, events, ok=stop == "end_turn")
