@@ -44,6 +44,9 @@ class ToolVocabulary:
     """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in."""
     mcp_call: ToolName | None = None
     """An MCP call made through another tool: its name, and ``wrap`` with ``{server}``/``{tool}``."""
+    text_call: ToolName | None = None
+    """A text answer given through a tool call, for a harness that ends only that way: the tool's
+    name, and ``wrap`` with ``{text}`` standing for the text; None = text is plain text."""
 
     def __post_init__(self) -> None:
         problems = [f"tools.{k}: not a neutral tool name" for k in self.tools if k not in NEUTRAL_TOOLS]
@@ -63,6 +66,13 @@ class ToolVocabulary:
                 return ToolName(self.mcp_call.name, wrap=fill)
             return ToolName(self.mcp.format(server=server, tool=name))
         return self.tools.get(tool, ToolName(tool))
+
+    def text_as_call(self, text: str) -> ToolName | None:
+        """The tool call that carries ``text`` as the answer, when this harness needs one."""
+        if self.text_call is None or self.text_call.wrap is None:
+            return None
+        fill = {k: v.replace("{text}", text) for k, v in self.text_call.wrap.items()}
+        return ToolName(self.text_call.name, wrap=fill)
 
 
 def _pattern_problems(pattern: str) -> list[str]:
