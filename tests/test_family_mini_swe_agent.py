@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -155,3 +156,19 @@ def test_a_mutated_trajectory_yields_only_events(data: st.DataObject, exit_code:
     for line in lines:
         check(parser.feed(line))
     check(parser.close(exit_code))
+
+
+def test_amp_and_auggie_are_unverified_data_no_real_test_claims(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tackroom.adapters.resolve import resolve_builtins
+    from tackroom.families import get_family
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "real"))
+    from realkit import REAL
+
+    adapters = resolve_builtins()
+    for name in ("amp", "auggie"):
+        spec = adapters[name].spec
+        assert spec.verified_with is None and spec.model_endpoint is None, name
+        assert not get_family(adapters[name].family).verified
+        assert name not in REAL
+    assert "mini-swe-agent" in REAL
