@@ -18,7 +18,9 @@ result (``extra.returncode``), and the ``exit`` message that ends the run.
 
 mini ends only through its submit command (a bash call whose output starts with
 the line ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``): the rest of that output is the
-submission, the run's answer, and ``exit_status`` is ``Submitted``. Any other
+submission, the run's answer, and ``exit_status`` is ``Submitted``. mini records that
+call's own result as ``returncode`` -1, "action was not executed": it is kept as mini
+wrote it (a failed tool result), not reinterpreted. Any other
 exit status (``RepeatedFormatError`` after three answers without a tool call,
 exit 0; ``BadRequestError`` and other model failures, exit 1; limits) fails the
 run, whatever the exit code.
