@@ -155,6 +155,16 @@ def test_load_vocabulary() -> None:
     assert vocabulary.translate("mcp:feas/echo") == ToolName("mcp_feas_echo")
     assert vocabulary.translate("raw:Bash") == ToolName("Bash")
     assert vocabulary.translate("todo") == ToolName("todo")  # untranslated: used as is
+    assert vocabulary.text_as_call("hi") is None  # text answers are plain text
+
+
+def test_load_vocabulary_with_a_text_call(tmp_path: Path) -> None:
+    path = tmp_path / "v.toml"
+    path.write_text(
+        '[tools]\nshell = "bash"\n[text_call]\ntool = "bash"\nargs = { command = "echo {text}" }\n'
+    )
+    vocabulary = load_vocabulary(path)
+    assert vocabulary.text_as_call("it's") == ToolName("bash", wrap={"command": "echo it's"})
 
 
 @pytest.mark.parametrize(
@@ -165,6 +175,10 @@ def test_load_vocabulary() -> None:
         ('colour = "red"\n', "unknown key 'colour'"),
         ("[tools.shell]\nargs = {}\n", "tools.shell.name: required string"),
         ('[tools.shell]\nname = "B"\nalias = "x"\n', "tools.shell: unknown key 'alias'"),
+        ('[text_call]\nargs = { command = "{text}" }\n', "text_call.tool: required string"),
+        ('[text_call]\ntool = "bash"\nargs = { command = "echo" }\n', "never use {text}"),
+        ('[text_call]\ntool = "bash"\nargs = { command = 1 }\n', "text_call.args: values must be strings"),
+        ('text_call = "bash"\n', "text_call: must be a table"),
     ],
 )
 def test_vocabulary_problems(tmp_path: Path, text: str, problem: str) -> None:

@@ -478,6 +478,53 @@ def test_side_request_without_tools_gets_plain_text(serve: Serve) -> None:
     assert mock.requests[0].turn == 0
 
 
+BASH_TOOL = {
+    "type": "function",
+    "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {}}}},
+}
+SUBMIT = ToolVocabulary(
+    {"shell": ToolName("bash")},
+    text_call=ToolName("bash", wrap={"command": "echo SUBMIT && cat <<'EOF'\n{text}\nEOF"}),
+)
+
+
+def _chat(mock: MockServer, messages: list[dict[str, Any]], tools: list[Any]) -> dict[str, Any]:
+    body = {"model": "m", "tools": tools, "messages": messages}
+    message: dict[str, Any] = call(mock.base_url, "/v1/chat/completions", body).json()["choices"][0][
+        "message"
+    ]
+    return message
+
+
+def test_a_text_answer_rides_in_the_tool_call_the_harness_ends_on(serve: Serve) -> None:
+    mock = serve(Script([Turn.reply("the answer")]), tools=SUBMIT)
+    message = _chat(mock, [{"role": "user", "content": "go"}], [BASH_TOOL])
+    [tool_call] = message["tool_calls"]
+    assert tool_call["function"]["name"] == "bash"
+    command = json.loads(tool_call["function"]["arguments"])["command"]
+    assert command == "echo SUBMIT && cat <<'EOF'\nthe answer\nEOF"
+    # The same way for the mock's own texts: past the script, and with no script at all.
+    past = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call]},
+    ]
+    past.append({"role": "tool", "tool_call_id": tool_call["id"], "content": "SUBMIT"})
+    [after] = _chat(mock, past, [BASH_TOOL])["tool_calls"]
+    assert "MOCK-DONE after 0 tool call(s)" in json.loads(after["function"]["arguments"])["command"]
+    unscripted = serve(None, tools=SUBMIT)
+    [default] = _chat(unscripted, [{"role": "user", "content": "go"}], [BASH_TOOL])["tool_calls"]
+    assert "MOCK-REPLY-OK" in json.loads(default["function"]["arguments"])["command"]
+
+
+def test_a_text_answer_stays_text_without_its_tool(serve: Serve) -> None:
+    mock = serve(Script([Turn.reply("the answer")]), tools=SUBMIT)
+    other = {"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}
+    assert _chat(mock, [{"role": "user", "content": "go"}], [other])["content"] == "the answer"
+    assert _chat(mock, [{"role": "user", "content": "title?"}], [])["content"] == "the answer"
+    plain = serve(Script([Turn.reply("the answer")]), tools=ToolVocabulary({"shell": ToolName("bash")}))
+    assert _chat(plain, [{"role": "user", "content": "go"}], [BASH_TOOL])["content"] == "the answer"
+
+
 def test_bare_child_name_finds_the_only_namespaced_tool(serve: Serve) -> None:
     mock = serve(Script([Turn.call("subagent", {"message": "hi"})]))
     tools = [

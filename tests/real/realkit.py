@@ -9,7 +9,7 @@ from tackroom.adapters.resolve import resolve_builtins
 from tackroom.run.result import Result
 
 #: The harnesses that install and run here: every built-in verified on a real binary with an
-#: install recipe. The others (crush, cursor, kiro, goose, antigravity) are data, unverified.
+#: install recipe. The others (crush, cursor, kiro, goose, antigravity, amp, auggie) are data, unverified.
 REAL = sorted(name for name, a in resolve_builtins().items() if a.spec.verified_with and a.spec.install)
 
 #: ``name@version`` for each of those at every version it is proven on: ``verified_with``, then

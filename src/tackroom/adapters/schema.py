@@ -299,6 +299,15 @@ class McpCall(Strict):
     MCP call's arguments as one JSON text."""
 
 
+class TextCall(Strict):
+    """How the model gives its text answer through one of the harness's own tools."""
+
+    tool: str
+    """The harness tool the model calls (mini-swe-agent: ``bash``)."""
+    args: dict[str, str]
+    """That tool's arguments: ``{text}`` is the answer's text, verbatim."""
+
+
 class Tools(Strict):
     """The neutral tool vocabulary in this harness's spelling (hooks, subagents, mock scripts)."""
 
@@ -317,6 +326,9 @@ class Tools(Strict):
     """How an MCP tool is named, with ``{server}`` and ``{tool}``."""
     mcp_call: McpCall | None = None
     """How the model calls an MCP tool the harness does not offer as a tool; absent = by its ``mcp`` name."""
+    text_call: TextCall | None = None
+    """How the model answers with text when the harness ends only through a tool call (its submit
+    command); absent = the answer is plain assistant text."""
 
 
 class DetectMarker(Strict):

@@ -109,6 +109,7 @@ def check_tool_vocabulary(adapter: Adapter) -> list[Raw]:
     found: list[Raw] = list(_duplicates(names, ("tools",), "the model's tools"))
     found += _mock_vocabulary(adapter)
     found += _mcp_call(adapter, names)
+    found += _text_call(adapter, names)
     hooks = spec.capabilities.hooks
     if hooks is not None:
         found += _hook_tools(adapter, hooks, names)
@@ -188,6 +189,21 @@ def _mcp_call(adapter: Adapter, names: Mapping[str, str]) -> list[Raw]:
     missing = {"server", "tool", "arguments"} - fields
     if missing:
         found.append(((*key, "args"), f"never uses {', '.join(sorted(missing))}: the MCP call would lose it"))
+    return found
+
+
+def _text_call(adapter: Adapter, names: Mapping[str, str]) -> list[Raw]:
+    call = adapter.spec.tools.text_call
+    if call is None:
+        return []
+    key = ("tools", "text_call")
+    found: list[Raw] = []
+    if call.tool not in names.values():
+        found.append(
+            ((*key, "tool"), f"{call.tool!r} is none of the tools in [tools]: the model has no such tool")
+        )
+    if not any("{text}" in text for text in call.args.values()):
+        found.append(((*key, "args"), "never uses {text}: the answer would be lost"))
     return found
 
 

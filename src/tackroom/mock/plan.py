@@ -26,11 +26,12 @@ def plan(script: Script | None, vocabulary: ToolVocabulary, wire: Wire, body: Ma
     if schema is not None:  # a structured side call (router): answer it, count no turn
         return Reply(TextAnswer(json.dumps(example(schema))))
     index = turn_index(script, wire.past_turns(body))
+    offered = wire.offered_tools(body)
     if script is None:
-        return Reply(TextAnswer(DEFAULT_TEXT), turn=index)
+        return Reply(text_answer(DEFAULT_TEXT, vocabulary, offered), turn=index)
     if index >= len(script.turns):
-        return Reply(TextAnswer(done_text(script.tool_calls)), turn=index)
-    return _play(script.turns[index], index, vocabulary, wire.offered_tools(body))
+        return Reply(text_answer(done_text(script.tool_calls), vocabulary, offered), turn=index)
+    return _play(script.turns[index], index, vocabulary, offered)
 
 
 def turn_index(script: Script | None, past: Sequence[PastTurn]) -> int:
@@ -42,7 +43,7 @@ def turn_index(script: Script | None, past: Sequence[PastTurn]) -> int:
 def _play(turn: Turn, index: int, vocabulary: ToolVocabulary, offered: Sequence[OfferedTool]) -> Reply:
     match turn.kind:
         case "text":
-            return _scripted(TextAnswer(turn.text), turn, index)
+            return _scripted(text_answer(turn.text, vocabulary, offered), turn, index)
         case "error":
             return _scripted(ErrorAnswer(turn.status, turn.message), turn, index)
     if not offered:
@@ -54,6 +55,20 @@ def _play(turn: Turn, index: int, vocabulary: ToolVocabulary, offered: Sequence[
 
 def _scripted(content: TextAnswer | ToolCall | ErrorAnswer, turn: Turn, index: int) -> Reply:
     return Reply(content, turn.usage, index, turn.delay_s, turn.disconnect_after)
+
+
+def text_answer(
+    text: str, vocabulary: ToolVocabulary, offered: Sequence[OfferedTool]
+) -> TextAnswer | ToolCall:
+    """A text answer: plain, or through the tool call the harness ends on (``text_call``) when offered.
+
+    A request that offers no tools (a side call), or not that tool, gets the plain text.
+    """
+    wanted = vocabulary.text_as_call(text)
+    tool = find_tool(wanted.name, offered) if wanted is not None else None
+    if wanted is None or wanted.wrap is None or tool is None:
+        return TextAnswer(text)
+    return ToolCall(tool.child, fill_required(dict(wanted.wrap), tool.schema), tool.namespace, tool.custom)
 
 
 def resolve(turn: Turn, vocabulary: ToolVocabulary, offered: Sequence[OfferedTool]) -> ToolCall | TextAnswer:

@@ -44,10 +44,16 @@ class ToolVocabulary:
     """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in."""
     mcp_call: ToolName | None = None
     """An MCP call made through another tool: its name, and ``wrap`` with ``{server}``/``{tool}``."""
+    text_call: ToolName | None = None
+    """A text answer given through a tool call, for a harness that ends only that way: the tool's
+    name, and ``wrap`` with ``{text}`` standing for the text; None = text is plain text."""
 
     def __post_init__(self) -> None:
         problems = [f"tools.{k}: not a neutral tool name" for k in self.tools if k not in NEUTRAL_TOOLS]
         problems += _pattern_problems(self.mcp)
+        answer = self.text_call
+        if answer is not None and not any("{text}" in v for v in (answer.wrap or {}).values()):
+            problems.append("text_call: its arguments never use {text}: the answer would be lost")
         if problems:
             raise MockScriptError("tool vocabulary: " + "; ".join(problems))
 
@@ -64,6 +70,13 @@ class ToolVocabulary:
             return ToolName(self.mcp.format(server=server, tool=name))
         return self.tools.get(tool, ToolName(tool))
 
+    def text_as_call(self, text: str) -> ToolName | None:
+        """The tool call that carries ``text`` as the answer, when this harness needs one."""
+        if self.text_call is None or self.text_call.wrap is None:
+            return None
+        fill = {k: v.replace("{text}", text) for k, v in self.text_call.wrap.items()}
+        return ToolName(self.text_call.name, wrap=fill)
+
 
 def _pattern_problems(pattern: str) -> list[str]:
     try:
@@ -79,6 +92,8 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
     """Read a vocabulary TOML file: ``mcp = "..."`` plus ``[tools.<neutral>]`` ``name``/``args``.
 
     ``shell = "Bash"`` under ``[tools]`` is short for a name with no argument renames.
+    ``[text_call]`` ``tool``/``args`` gives text answers through that tool, ``{text}`` in its
+    arguments standing for the text (a harness that ends only through a tool call).
     """
     path = Path(path)
     try:
@@ -87,7 +102,7 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
         from tackroom.mock.script import read_problem  # script imports this module
 
         raise MockScriptError(f"{path}: {read_problem(exc)}") from exc
-    problems = [f"{path}: unknown key {k!r}" for k in data if k not in {"mcp", "tools"}]
+    problems = [f"{path}: unknown key {k!r}" for k in data if k not in {"mcp", "tools", "text_call"}]
     tools: dict[str, ToolName] = {}
     for neutral, spec in _table(data.get("tools", {}), f"{path}: tools", problems).items():
         entry = _tool_name(spec, f"{path}: tools.{neutral}", problems)
@@ -96,12 +111,26 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
     mcp = data.get("mcp", DEFAULT_MCP_PATTERN)
     if not isinstance(mcp, str):
         problems.append(f"{path}: mcp: must be a string")
+    text_call = _text_call(data["text_call"], f"{path}: text_call", problems) if "text_call" in data else None
     if problems:
         raise MockScriptError("\n".join(problems))
     try:
-        return ToolVocabulary(tools=tools, mcp=mcp)
+        return ToolVocabulary(tools=tools, mcp=mcp, text_call=text_call)
     except MockScriptError as exc:
         raise MockScriptError(f"{path}: {exc}") from exc
+
+
+def _text_call(spec: Any, where: str, problems: list[str]) -> ToolName | None:
+    table = _table(spec, where, problems)
+    problems.extend(f"{where}: unknown key {k!r}" for k in table if k not in {"tool", "args"})
+    tool, args = table.get("tool"), _table(table.get("args", {}), f"{where}.args", problems)
+    if not isinstance(tool, str) or not tool:
+        problems.append(f"{where}.tool: required string")
+        return None
+    if not all(isinstance(v, str) for v in args.values()):
+        problems.append(f"{where}.args: values must be strings")
+        return None
+    return ToolName(tool, wrap=dict(args))
 
 
 def _table(value: Any, where: str, problems: list[str]) -> dict[str, Any]:

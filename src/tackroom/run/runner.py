@@ -585,6 +585,8 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
     mcp = table.pop("mcp", None)
     call = table.pop("mcp_call", None)
     mcp_call = ToolName(call["tool"], wrap=dict(call["args"])) if call else None
+    answer = table.pop("text_call", None)
+    text_call = ToolName(answer["tool"], wrap=dict(answer["args"])) if answer else None
     tools = {
         neutral: ToolName(entry["name"], dict(entry.get("args", {})))
         if isinstance(entry, dict)
@@ -592,8 +594,8 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
         for neutral, entry in table.items()
     }
     if mcp:
-        return ToolVocabulary(tools=tools, mcp=mcp, mcp_call=mcp_call)
-    return ToolVocabulary(tools=tools, mcp_call=mcp_call)
+        return ToolVocabulary(tools=tools, mcp=mcp, mcp_call=mcp_call, text_call=text_call)
+    return ToolVocabulary(tools=tools, mcp_call=mcp_call, text_call=text_call)
 
 
 def _start_mock(
