@@ -149,10 +149,10 @@ def read_file(task: Task) -> Done:
                 more += 1
     except Exception as exc:
         issues.append([cursor.line, f"the reader failed here: {type(exc).__name__}: {exc}"])
-    head = head_of(task.path, HEAD) if restarted or not task.head else task.head
-    if not task.head or restarted:
+    head = task.head
+    if restarted or not task.head:
         # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
-        head = head_of(task.path, min(HEAD, max(cursor.offset, 1))) if reader.incremental else head
+        head = head_of(task.path, min(HEAD, max(cursor.offset, 1)) if reader.incremental else HEAD)
     rows = dedupe(rows)
     blobs = None
     if restarted or not task.head:  # read whole: stored as it is (a grown file is merged, then folded)
