@@ -202,6 +202,9 @@ def needle_batches(
 def _search(
     path: Path, handle: Any, cursor: Cursor, needle: bytes, head: int
 ) -> Iterator[list[tuple[int, bytes | TraceIssue]]]:
+    # CPython searches for up to 5 bytes with its simplest loop, and for more with one that is slower on
+    # JSON (about 1.4x on Claude Code's logs): the first 5 bytes are searched for, the rest compared.
+    probe, rest = needle[:5], needle[5:]
     pending = b""
     skipping = 0
     while True:
@@ -242,8 +245,14 @@ def _search(
             if data[pos:end].strip():
                 batch.append((line, data[pos:end]))
             pos = end + 1
-        find, rfind = data.find, data.rfind
-        while (at := find(needle, pos, stop)) >= 0:
+        find, rfind, startswith = data.find, data.rfind, data.startswith
+        while (at := find(probe, pos, stop)) >= 0:
+            while rest and not startswith(rest, at + len(probe), stop):
+                at = find(probe, at + 1, stop)
+                if at < 0:
+                    break
+            if at < 0:
+                break
             start = rfind(b"\n", pos, at) + 1 or pos
             end = find(b"\n", at, stop)
             line += _newlines(data, pos, start) + 1
