@@ -98,6 +98,7 @@ class ClaudeTranscripts(TranscriptReader):
         agent = state["agent"]
         named = f"agent-{agent['id']}" if agent else None
         meta: dict[str, SessionMeta] = {}
+        last, info = "", SessionMeta("")  # the session of the line before, and its facts (a file has one)
         decode = _LINE.decode
         errors = (msgspec.MsgspecError, RecursionError)
         for batch in jsonl.needle_batches(path, cursor, b'"usage"', head=1):
@@ -119,9 +120,11 @@ class ClaudeTranscripts(TranscriptReader):
                     else:
                         known = state.get("session")
                         session = known if type(known) is str else path.stem
-                info = meta.get(session)
-                if info is None:
-                    info = meta[session] = _new_meta(session, data.cwd, data.sessionId, agent)
+                if session != last:
+                    found = meta.get(session)
+                    if found is None:
+                        found = meta[session] = _new_meta(session, data.cwd, data.sessionId, agent)
+                    last, info = session, found
                 timestamp = data.timestamp
                 message = data.message
                 model = None if message is None else message.model
@@ -136,15 +139,15 @@ class ClaudeTranscripts(TranscriptReader):
                     if raw.iterations is not None:  # advisor calls inside: the whole object's reading
                         yield from _dict_rows(path, number, line, state, meta, saw=False)
                         continue
+                    i, o = raw.input_tokens, raw.output_tokens
+                    cr, cw = raw.cache_read_input_tokens, raw.cache_creation_input_tokens
+                    if i is None and o is None and cr is None and cw is None:
+                        continue  # no figure: no call to count (as _row says)
                     if model is not None and raw.speed == "fast":
                         model = f"{model}-fast"
-                    row = _struct_row(raw, session, number, timestamp, model)
-                    if row is not None:
-                        if data.isSidechain is True:
-                            row[R_UNKNOWN] |= SIDECHAIN
-                        if message.id:
-                            row[R_KEY] = message.id
-                        yield row
+                    # _row's row, inline: the counts are known to be plain non-negative integers.
+                    flags = SIDECHAIN if data.isSidechain is True else 0
+                    yield [number, timestamp, model, message.id or None, session, i, o, cr, cw, None, flags]
                 elif kind == "progress":
                     try:
                         inner = _PROGRESS.decode(data.data).message if data.data else None
