@@ -149,10 +149,10 @@ def read_file(task: Task) -> Done:
                 more += 1
     except Exception as exc:
         issues.append([cursor.line, f"the reader failed here: {type(exc).__name__}: {exc}"])
-    head = head_of(task.path, HEAD) if restarted or not task.head else task.head
-    if not task.head or restarted:
+    head = task.head
+    if restarted or not task.head:
         # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
-        head = head_of(task.path, min(HEAD, max(cursor.offset, 1))) if reader.incremental else head
+        head = head_of(task.path, min(HEAD, max(cursor.offset, 1)) if reader.incremental else HEAD)
     rows = dedupe(rows)
     blobs = None
     if restarted or not task.head:  # read whole: stored as it is (a grown file is merged, then folded)
@@ -338,16 +338,20 @@ class TraceIndex:
             batches[-1].append(task)
             size += _todo(task)
         done = 0
+        # A connection held open while the batches are stored: the last one to close a WAL database
+        # copies the log into it, and each batch's own connection would otherwise be the last (about a
+        # sixth of a first pass's time went there). Opened after the workers are forked, never shared.
         if jobs <= 1 or total < PARALLEL_BYTES or len(batches) < 2:
-            for batch in batches:
-                done += read_and_store(self.db, batch)
-                if progress:
-                    progress(done, total)
+            with self.db.connect():
+                for batch in batches:
+                    done += read_and_store(self.db, batch)
+                    if progress:
+                        progress(done, total)
             return
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         )
-        with context.Pool(min(jobs, len(batches))) as pool:
+        with context.Pool(min(jobs, len(batches))) as pool, self.db.connect():
             for read in pool.imap_unordered(partial(read_and_store, self.db), batches):
                 done += read
                 if progress:

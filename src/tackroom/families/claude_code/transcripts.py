@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import orjson
 
 from tackroom.families.base import obj, seq, str_or_none
@@ -87,72 +88,91 @@ class ClaudeTranscripts(TranscriptReader):
         """The fast path: only lines holding ``"usage"`` are parsed, and rows are built without events.
 
         One flat loop (a report reads every log through it): the same rows as :meth:`read`, which the
-        golden and fuzz tests hold it to."""
+        golden and fuzz tests hold it to. A line is decoded by msgspec into :class:`_Line`, which holds
+        only the fields usage needs (the messages' text is skipped, never built); a line that does not
+        fit it exactly (a figure of another type, a negative one, advisor iterations, bytes that are not
+        JSON) is read again as a whole object by :func:`_dict_rows`, as every line once was."""
         state = cursor.state
         if "agent" not in state:
             state["agent"] = _agent(path)
         agent = state["agent"]
+        named = f"agent-{agent['id']}" if agent else None
         meta: dict[str, SessionMeta] = {}
-        loads = orjson.loads
+        last, info = "", SessionMeta("")  # the session of the line before, and its facts (a file has one)
+        decode = _LINE.decode
+        errors = (msgspec.MsgspecError, RecursionError)
         for batch in jsonl.needle_batches(path, cursor, b'"usage"', head=1):
             for number, line in batch:
                 if isinstance(line, TraceIssue):
                     yield line
                     continue
                 try:
-                    data = loads(line)
-                except orjson.JSONDecodeError:
-                    data = None
-                if type(data) is not dict:
-                    data = jsonl.parse(line, deep=False)  # the slow path: lone surrogates, or why not
-                    if isinstance(data, str):
-                        yield TraceIssue(path, number, data)
-                        continue
-                if agent:
-                    session = f"agent-{agent['id']}"
-                else:
-                    session = data.get("sessionId")
-                    if type(session) is str and session:
+                    data = decode(line)
+                except errors:
+                    yield from _dict_rows(path, number, line, state, meta)
+                    continue
+                session = named
+                if session is None:
+                    session = data.sessionId
+                    if session:
                         if "session" not in state:
                             state["session"] = session
                     else:
                         known = state.get("session")
                         session = known if type(known) is str else path.stem
-                info = meta.get(session)
-                if info is None:
-                    info = meta[session] = self._meta(session, data, state)
-                timestamp = data.get("timestamp")
-                if type(timestamp) is not str:
-                    timestamp = None
-                message = data.get("message")
-                if type(message) is not dict:
-                    message = {}
-                model = message.get("model")
-                if type(model) is not str:
-                    model = None
+                if session != last:
+                    found = meta.get(session)
+                    if found is None:
+                        found = meta[session] = _new_meta(session, data.cwd, data.sessionId, agent)
+                    last, info = session, found
+                timestamp = data.timestamp
+                message = data.message
+                model = None if message is None else message.model
                 info.saw(timestamp, None if model == SYNTHETIC else model)
-                kind = data.get("type")
+                kind = data.type
                 if kind == "assistant":
-                    raw = message.get("usage")
-                    if type(raw) is dict and model != SYNTHETIC and "iterations" not in raw:
-                        # The common line, inline: one call, keyed on its message id.
-                        if model is not None and raw.get("speed") == "fast":
-                            model = f"{model}-fast"
-                        row = _row(raw, session, number, timestamp, model, None)
-                        if row is not None:
-                            if data.get("isSidechain") is True:
-                                row[R_UNKNOWN] |= SIDECHAIN
-                            message_id = message.get("id")
-                            if type(message_id) is str and message_id:
-                                row[R_KEY] = message_id
-                            yield row
-                    else:
-                        yield from _rows(session, number, timestamp, data, message, model)
+                    if message is None or model == SYNTHETIC:
+                        continue
+                    raw = message.usage
+                    if raw is None:
+                        continue
+                    if raw.iterations is not None:  # advisor calls inside: the whole object's reading
+                        yield from _dict_rows(path, number, line, state, meta, saw=False)
+                        continue
+                    i, o = raw.input_tokens, raw.output_tokens
+                    cr, cw = raw.cache_read_input_tokens, raw.cache_creation_input_tokens
+                    if i is None and o is None and cr is None and cw is None:
+                        continue  # no figure: no call to count (as _row says)
+                    if model is not None and raw.speed == "fast":
+                        model = f"{model}-fast"
+                    # _row's row, inline: the counts are known to be plain non-negative integers.
+                    flags = SIDECHAIN if data.isSidechain is True else 0
+                    yield [number, timestamp, model, message.id or None, session, i, o, cr, cw, None, flags]
                 elif kind == "progress":
-                    inner = obj(obj(data.get("data")).get("message"))
-                    copied = obj(inner.get("message"))
-                    stamp = str_or_none(inner.get("timestamp")) or timestamp
-                    yield from _rows(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
+                    try:
+                        inner = _PROGRESS.decode(data.data).message if data.data else None
+                    except errors:
+                        yield from _dict_rows(path, number, line, state, meta, saw=False)
+                        continue
+                    if inner is None or inner.message is None:
+                        continue
+                    copied = inner.message
+                    raw = copied.usage
+                    model = copied.model
+                    if raw is None or model == SYNTHETIC:
+                        continue
+                    if raw.iterations is not None:
+                        yield from _dict_rows(path, number, line, state, meta, saw=False)
+                        continue
+                    if model is not None and raw.speed == "fast":
+                        model = f"{model}-fast"
+                    row = _struct_row(raw, session, number, inner.timestamp or timestamp, model)
+                    if row is not None:
+                        if inner.isSidechain is True:
+                            row[R_UNKNOWN] |= SIDECHAIN
+                        if copied.id:
+                            row[R_KEY] = copied.id
+                        yield row
         yield from meta.values()
 
     @staticmethod
@@ -312,6 +332,129 @@ def _rows(
                 found = _row(step, session, number, timestamp, advisor, extra)
                 if found is not None:
                     yield found
+
+
+def _dict_rows(
+    path: Path,
+    number: int,
+    line: bytes,
+    state: dict[str, Any],
+    meta: dict[str, SessionMeta],
+    *,
+    saw: bool = True,
+) -> Iterator[UsageRow | TraceIssue]:
+    """The rows of a line read as a whole object (what :meth:`ClaudeTranscripts.usage` does with a line
+    :class:`_Line` does not fit), or its issue. ``saw=False``: the line's session was already noted."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        data = None
+    if type(data) is not dict:
+        data = jsonl.parse(line, deep=False)  # the slow path: lone surrogates, or why not
+        if isinstance(data, str):
+            yield TraceIssue(path, number, data)
+            return
+    agent = state["agent"]
+    if agent:
+        session = f"agent-{agent['id']}"
+    else:
+        session = data.get("sessionId")
+        if type(session) is str and session:
+            if "session" not in state:
+                state["session"] = session
+        else:
+            known = state.get("session")
+            session = known if type(known) is str else path.stem
+    timestamp = str_or_none(data.get("timestamp"))
+    message = obj(data.get("message"))
+    model = str_or_none(message.get("model"))
+    if saw:
+        info = meta.get(session)
+        if info is None:
+            info = meta[session] = _new_meta(
+                session, str_or_none(data.get("cwd")), str_or_none(data.get("sessionId")), agent
+            )
+        info.saw(timestamp, None if model == SYNTHETIC else model)
+    kind = data.get("type")
+    if kind == "assistant":
+        yield from _rows(session, number, timestamp, data, message, model)
+    elif kind == "progress":
+        inner = obj(obj(data.get("data")).get("message"))
+        copied = obj(inner.get("message"))
+        stamp = str_or_none(inner.get("timestamp")) or timestamp
+        yield from _rows(session, number, stamp, inner, copied, str_or_none(copied.get("model")))
+
+
+def _new_meta(
+    session: str, cwd: str | None, session_id: str | None, agent: dict[str, Any] | None
+) -> SessionMeta:
+    info = SessionMeta(session, cwd=cwd)
+    if agent:
+        info.parent_id = agent.get("parent") or session_id
+        info.agent = agent.get("type")
+    return info
+
+
+Count = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+"""A token count as the fast path takes it; anything else (a negative, a float, a bool, a string, one
+orjson would read as a float) sends the line to the whole-object reading, which says what it is."""
+
+
+class _Usage(msgspec.Struct, gc=False):
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cache_read_input_tokens: Count | None = None
+    cache_creation_input_tokens: Count | None = None
+    speed: str | None = None
+    iterations: Any = None
+
+
+class _Message(msgspec.Struct, gc=False):
+    id: str | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+
+
+class _Line(msgspec.Struct, gc=False):
+    """What usage needs of a line; every other field is skipped unbuilt."""
+
+    type: str | None = None
+    timestamp: str | None = None
+    sessionId: str | None = None
+    cwd: str | None = None
+    isSidechain: bool | None = None
+    message: _Message | None = None
+    data: msgspec.Raw = msgspec.Raw()
+    """A progress line's copied message: decoded (by :data:`_PROGRESS`) only on progress lines."""
+
+
+class _Inner(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    isSidechain: bool | None = None
+    message: _Message | None = None
+
+
+class _Progress(msgspec.Struct, gc=False):
+    message: _Inner | None = None
+
+
+_LINE = msgspec.json.Decoder(_Line)
+_PROGRESS = msgspec.json.Decoder(_Progress)
+
+
+def _struct_row(
+    raw: _Usage, session: str, number: int, timestamp: str | None, model: str | None
+) -> UsageRow | None:
+    """:func:`_row` of a decoded usage: its counts are known to be plain non-negative integers."""
+    i, o, cr, cw = (
+        raw.input_tokens,
+        raw.output_tokens,
+        raw.cache_read_input_tokens,
+        raw.cache_creation_input_tokens,
+    )
+    if i is None and o is None and cr is None and cw is None:
+        return None
+    return [number, timestamp, model, None, session, i, o, cr, cw, None, 0]
 
 
 _ANTHROPIC = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
