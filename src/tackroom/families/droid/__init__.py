@@ -15,7 +15,7 @@ written (``factory_credits`` and ``ttft_ms`` are not token counts).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
 from tackroom.families.base import text_or_none as _str
@@ -30,6 +30,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 
 def run_usage(usage: Any) -> Usage:
@@ -113,6 +116,11 @@ class Droid(Family):
 
     def parser(self) -> StreamParser:
         return DroidStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.droid.transcripts import DroidTranscripts
+
+        return DroidTranscripts()
 
 
 FAMILY = Droid()

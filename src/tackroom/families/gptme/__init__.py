@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
@@ -33,6 +33,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 # "@shell(call_1): {"command": "ls"}": the tool, its call id, its arguments (JSON).
 _TOOL_CALL = re.compile(r"^@([A-Za-z0-9_.-]+)\(([^)\n]*)\):[ ]?(.*)$", re.DOTALL)
@@ -110,6 +113,11 @@ class Gptme(Family):
 
     def parser(self) -> StreamParser:
         return GptmeStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.gptme.transcripts import GptmeTranscripts
+
+        return GptmeTranscripts()
 
     def stderr_error(self, stderr_tail: str) -> ErrorEvent | None:
         """``Error code: 400 - {...}``, logged through Rich: wrapped, the rest on indented lines."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.errors import StreamLineError
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
@@ -39,6 +39,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 MAX_LOG_LINE = 4 * 1024 * 1024
 """A wire.jsonl line longer than this is skipped (a StatusUpdate is a few hundred bytes)."""
@@ -189,6 +192,11 @@ class Kimi(Family):
 
     def parser(self) -> StreamParser:
         return KimiStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.kimi.transcripts import KimiTranscripts
+
+        return KimiTranscripts()
 
     def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """The session and its per-call usage, from the run's only session log.

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
 from tackroom.trace.events import (
@@ -36,6 +36,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 MAX_STATE = 64 * 1024 * 1024
 """A base_state.json larger than this is not read."""
@@ -154,6 +157,11 @@ class OpenHands(Family):
 
     def parser(self) -> StreamParser:
         return OpenHandsStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.openhands.transcripts import OpenHandsTranscripts
+
+        return OpenHandsTranscripts()
 
     def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """The run's total usage, from the base_state.json of the conversation the stream named."""
