@@ -52,10 +52,13 @@ MAX_HEADERS = 256
 """The most header fields accepted in one request (431 past it)."""
 MAX_PIPELINED = 8
 """Requests read ahead on one connection before it stops reading until they are answered."""
+LINGER_S = 2.0
+"""How long a connection the gateway ends waits for its client to close first."""
 IDLE_UPSTREAMS = 64
 """Idle kept-alive connections kept per upstream."""
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _NOT_IN_TIME = "tackroom gateway: the upstream did not answer in time"
+_NO_UPGRADE = "tackroom gateway: protocol upgrades and CONNECT are not supported"
 _NO_BODY = frozenset({204, 304})
 _SERVER_HEADERS = (("content-type", "application/json"),)
 
@@ -404,7 +407,8 @@ class ClientConnection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._refuse_rest(501, "tackroom gateway: protocol upgrades and CONNECT are not supported")
+            if not self._broken:  # (an upgrade is refused when its request completes)
+                self._refuse_rest(501, _NO_UPGRADE)
         except httptools.HttpParserCallbackError:
             pass  # a limit was met: the problem is already queued
         except httptools.HttpParserError as exc:
@@ -440,6 +444,24 @@ class ClientConnection(asyncio.Protocol):
     def write(self, data: bytes) -> None:
         if not self.gone:
             self.transport.write(data)
+
+    def _linger(self) -> None:
+        """The last answer is written: half-close, drop what the client still sends, close on its EOF.
+
+        Closing outright while a client still sends would reset the connection, and a reset
+        can discard the answer before the client reads it.
+        """
+        self.gone = True
+        self._broken = True
+        transport = self.transport
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write_eof()
+        if self._paused:
+            self._paused = False
+            transport.resume_reading()
+        asyncio.get_running_loop().call_later(LINGER_S, transport.close)
 
     def hang_up(self) -> None:
         self.gone = True
@@ -496,6 +518,10 @@ class ClientConnection(asyncio.Protocol):
     def on_message_complete(self) -> None:
         reading = self._reading
         reading.keep_alive = reading.keep_alive and self.parser.should_keep_alive()
+        if self.parser.should_upgrade():
+            self._broken = True
+            reading.problem = (501, _NO_UPGRADE)
+            reading.keep_alive = False
         self._queue(reading)
 
     # --- requests, in order -----------------------------------------------------------------
@@ -533,8 +559,7 @@ class ClientConnection(asyncio.Protocol):
                     self.transport.resume_reading()
                 await self.engine.answer(self, request)
                 if not request.keep_alive and not self.gone:
-                    self.gone = True
-                    self.transport.close()
+                    self._linger()
         finally:
             self._task = None
 
