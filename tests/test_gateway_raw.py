@@ -8,7 +8,10 @@ as one call, and the gateway keeps serving everyone else.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -342,3 +345,51 @@ def test_an_unknown_engine_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(GatewayError, match="engine"):
         Gateway("http://127.0.0.1:9", db=tmp_path / "c.db", engine="fast")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command makes the test certificate")
+def test_an_https_upstream_is_reached_over_verified_tls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    with FakeUpstream(tls=tls) as fake:
+        assert fake.base_url.startswith("https://")
+        # Unknown to the system's CAs: refused, as a provider with a bad certificate must be.
+        with Gateway(upstream=fake.base_url, db=tmp_path / "a.db", engine="raw") as gw, connect(gw) as sock:
+            sock.sendall(request("/v1/messages", trace="tls-bad"))
+            status, _, body = read_answer(sock)
+            assert status == 502 and b"CERTIFICATE_VERIFY_FAILED" in body
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # now trusted
+        with Gateway(upstream=fake.base_url, db=tmp_path / "b.db", engine="raw") as gw, connect(gw) as sock:
+            for _ in range(2):  # the second on the pooled TLS connection
+                sock.sendall(request("/v1/messages", STREAM, trace="tls"))
+                status, _, body = read_answer(sock)
+                assert status == 200 and body.count(b"event: ") == 7
+            found = calls_of(gw, "tls")
+        assert fake.served == 2  # the refused one never reached it
+    assert [(c["outcome"], c["usage"]["output"]) for c in found] == [("complete", 7)] * 2
