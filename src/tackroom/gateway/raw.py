@@ -147,6 +147,8 @@ class UpstreamConnection(asyncio.Protocol):
         self.received = 0
         self.last_read = 0.0
         self.closed = False
+        self.held = False
+        """Not read while the client catches up."""
         self._headers: list[tuple[str, str]] = []
         self._reason = ""
         self._informational = False
@@ -253,8 +255,8 @@ class UpstreamConnection(asyncio.Protocol):
         self._until_close = "content-length" not in names and "transfer-encoding" not in names
         self.exchange.upstream_head(status, self._reason, self._headers)
         if self.exchange is not None and self.exchange.head_only:
-            self.closed = True  # httptools cannot skip a HEAD answer's body: the connection is not kept
             self.exchange.upstream_ended(None)
+            self.abort()  # httptools cannot skip a HEAD answer's body: the connection is not kept
 
     def on_body(self, body: bytes) -> None:
         if self.exchange is not None:
@@ -423,16 +425,20 @@ class ClientConnection(asyncio.Protocol):
             self.exchange.end(self._gone_reason())
 
     def pause_writing(self) -> None:
+        """The client reads slower than the upstream sends: the upstream waits (never buffered whole)."""
         if self.exchange is not None and self.exchange.upstream is not None:
-            transport = self.exchange.upstream.transport
-            if transport is not None:
-                transport.pause_reading()
+            upstream = self.exchange.upstream
+            if upstream.transport is not None and not upstream.closed:
+                upstream.held = True
+                upstream.transport.pause_reading()
 
     def resume_writing(self) -> None:
         if self.exchange is not None and self.exchange.upstream is not None:
-            transport = self.exchange.upstream.transport
-            if transport is not None and not self.exchange.upstream.closed:
-                transport.resume_reading()
+            upstream = self.exchange.upstream
+            upstream.held = False
+            upstream.last_read = time.monotonic()  # the read timeout counts the upstream's silence only
+            if upstream.transport is not None and not upstream.closed:
+                upstream.transport.resume_reading()
 
     def _gone_reason(self) -> str:
         exchange = self.exchange
@@ -773,7 +779,7 @@ class RawEngine:
         """The read timeout: the upstream has been silent ``read_timeout_s`` (checked, not reset per read)."""
         if exchange.done.done():
             return
-        silent = time.monotonic() - connection.last_read
+        silent = 0.0 if connection.held else time.monotonic() - connection.last_read
         if silent < self.read_timeout_s:
             loop = asyncio.get_running_loop()
             loop.call_later(self.read_timeout_s - silent, self._watch, exchange, connection)
