@@ -296,6 +296,7 @@ class Exchange:
         self._chunked = False
         self._pending: list[bytes] = []
         self._length = 0
+        self._head: bytes | None = None
 
     def broke_off(self, exc: BaseException | None) -> str:
         if not self.answered:
@@ -334,7 +335,7 @@ class Exchange:
         if not client.keep_alive:
             kept.append(("Connection", "close"))
         self.answered = True
-        self.client.write(_head(status, reason or _reason(status), kept))
+        self._head = _head(status, reason or _reason(status), kept)  # written with the first body bytes
 
     def upstream_body(self, body: bytes) -> None:
         if not body or self.done.done():
@@ -346,23 +347,25 @@ class Exchange:
         self._pending.append(body)
         self._length += len(body)
 
-    def flush(self) -> None:
-        """What this read brought goes to the client in one write."""
-        if not self._pending:
-            return
-        pending, length = self._pending, self._length
-        self._pending, self._length = [], 0
-        data = pending[0] if len(pending) == 1 else b"".join(pending)
-        if self._chunked:
-            data = b"%x\r\n%b\r\n" % (length, data)
-        self.sent += length
-        self.client.write(data)
+    def flush(self, tail: bytes = b"") -> None:
+        """What this read brought (after the head, if not yet written) goes to the client in one write."""
+        data = b""
+        if self._pending:
+            pending, length = self._pending, self._length
+            self._pending, self._length = [], 0
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            if self._chunked:
+                data = b"%x\r\n%b\r\n" % (length, data)
+            self.sent += length
+        if self._head is not None:
+            data, self._head = self._head + data, None
+        if data or tail:
+            self.client.write(data + tail if tail else data)
 
     def upstream_ended(self, failure: str | None, *, fresh: bool = False) -> None:
         if self.done.done():
             return
-        if failure is None and self._chunked and not self.client.gone:
-            self.client.write(b"0\r\n\r\n")
+        self.flush(b"0\r\n\r\n" if failure is None and self._chunked else b"")
         if failure is not None:
             self.reusable = False
             self.fresh = fresh and not self.answered
