@@ -1,10 +1,12 @@
 """The gateway's added latency, throughput and cost against a fast upstream on loopback (issue 11).
 
-Five processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
+Six processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
 stream of N distinct deltas), ``tackroom gateway serve`` in front of it with
 capture on (SQLite), LiteLLM's proxy in front of it (``litellm[proxy]``,
 default settings, a master key, no database), a bare aiohttp pass-through
-(the floor: what any aiohttp proxy adds here), and this client (aiohttp).
+(what any aiohttp proxy adds here), a raw pass-through (asyncio protocols and
+httptools, no aiohttp: the floor of the gateway's own engine), and this
+client (aiohttp).
 Each case runs direct, through tackroom and through LiteLLM, alternating, at
 each concurrency; a proxy's added latency is its percentile minus the direct
 one. Beside latency: requests per second, the proxy's CPU time per request
@@ -16,7 +18,8 @@ LiteLLM is run from its own virtual environment (it pins its own dependency
 versions): ``python3 -m venv .cache/litellm && .cache/litellm/bin/pip install
 'litellm[proxy]==1.108.7'``; without it the table has no LiteLLM columns.
 
-    python benchmarks/gateway_bench.py [--requests 2000] [--litellm-requests 400] [--events 200] [--write]
+    python benchmarks/gateway_bench.py [--requests 2000] [--litellm-requests 400] [--events 200]
+        [--concurrency N ...] [--no-litellm] [--write]
 """
 
 from __future__ import annotations
