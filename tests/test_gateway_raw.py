@@ -297,7 +297,7 @@ _PIECES = st.one_of(
 _RAW = st.builds(lambda m, parts: m + b" " + b"".join(parts), _METHODS, st.lists(_PIECES, max_size=12))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunks=st.lists(_RAW, min_size=1, max_size=3))
 def test_random_bytes_at_the_socket_get_http_answers_and_leave_nothing_behind(
     gw: Gateway, chunks: list[bytes]
