@@ -1,10 +1,12 @@
 """The gateway's added latency, throughput and cost against a fast upstream on loopback (issue 11).
 
-Five processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
+Six processes: a fast aiohttp upstream (an Anthropic answer, whole or as a
 stream of N distinct deltas), ``tackroom gateway serve`` in front of it with
 capture on (SQLite), LiteLLM's proxy in front of it (``litellm[proxy]``,
 default settings, a master key, no database), a bare aiohttp pass-through
-(the floor: what any aiohttp proxy adds here), and this client (aiohttp).
+(what any aiohttp proxy adds here), a raw pass-through (asyncio protocols and
+httptools, no aiohttp: the floor of the gateway's own engine), and this
+client (aiohttp).
 Each case runs direct, through tackroom and through LiteLLM, alternating, at
 each concurrency; a proxy's added latency is its percentile minus the direct
 one. Beside latency: requests per second, the proxy's CPU time per request
@@ -16,7 +18,8 @@ LiteLLM is run from its own virtual environment (it pins its own dependency
 versions): ``python3 -m venv .cache/litellm && .cache/litellm/bin/pip install
 'litellm[proxy]==1.108.7'``; without it the table has no LiteLLM columns.
 
-    python benchmarks/gateway_bench.py [--requests 2000] [--litellm-requests 400] [--events 200] [--write]
+    python benchmarks/gateway_bench.py [--requests 2000] [--litellm-requests 400] [--events 200]
+        [--concurrency N ...] [--no-litellm] [--write]
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from _common import machine, write_section
 HERE = Path(__file__).resolve().parent
 UPSTREAM = HERE / "gateway_upstream.py"
 PASSTHROUGH = HERE / "gateway_passthrough.py"
+RAWPASS = HERE / "gateway_rawpass.py"
 LITELLM = HERE.parent / ".cache" / "litellm" / "bin" / "litellm"
 LITELLM_VERSION = "1.108.7"
 MASTER_KEY = "sk-bench-master-key"
@@ -180,10 +184,13 @@ def main() -> None:
     parser.add_argument("--litellm-requests", type=int, default=400)
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument(
+        "--concurrency", type=int, action="append", help="only these concurrencies (repeatable)"
+    )
     parser.add_argument("--write", action="store_true", help="write the tables to RESULTS.md")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp())
-    up_port, gw_port, ll_port, pt_port = free_port(), free_port(), free_port(), free_port()
+    up_port, gw_port, ll_port, pt_port, rp_port = (free_port() for _ in range(5))
     upstream_url = f"http://127.0.0.1:{up_port}"
     processes = [subprocess.Popen([sys.executable, str(UPSTREAM), str(up_port), str(args.events)])]
     env = {**os.environ, "XDG_DATA_HOME": str(tmp / "data"), "XDG_CACHE_HOME": str(tmp / "cache")}
@@ -193,6 +200,8 @@ def main() -> None:
     processes.append(gateway)
     floor = subprocess.Popen([sys.executable, str(PASSTHROUGH), str(pt_port), upstream_url])
     processes.append(floor)
+    raw = subprocess.Popen([sys.executable, str(RAWPASS), str(rp_port), upstream_url])
+    processes.append(raw)
     litellm = None
     if not args.no_litellm and LITELLM.exists():
         litellm = subprocess.Popen(
@@ -208,18 +217,21 @@ def main() -> None:
     try:
         asyncio.run(wait_up(f"http://127.0.0.1:{gw_port}/health"))
         asyncio.run(wait_up(f"http://127.0.0.1:{pt_port}/health"))
+        asyncio.run(wait_up(f"http://127.0.0.1:{rp_port}/health"))
         if litellm is not None:
             asyncio.run(wait_up(f"{liteurl}/health/liveliness"))
         identical = asyncio.run(answer_bytes(direct)) == asyncio.run(answer_bytes(through))
         for streamed in (False, True):
-            for concurrency in CONCURRENCY:
+            for concurrency in args.concurrency or CONCURRENCY:
                 case = f"stream of {args.events} events" if streamed else "whole answer"
                 d = measure(direct, streamed, args.requests, concurrency, [])
                 g = measure(through, streamed, args.requests, concurrency, tree(gateway.pid))
                 f = measure(f"http://127.0.0.1:{pt_port}", streamed, args.requests, concurrency, [floor.pid])
+                r = measure(f"http://127.0.0.1:{rp_port}", streamed, args.requests, concurrency, [raw.pid])
                 line = (
                     f"| {case} | {concurrency} | {d.p50:.2f} | {f.p50 - d.p50:+.2f} | {f.p99 - d.p99:+.2f} "
-                    f"| {f.cpu_ms:.2f} | {g.p50 - d.p50:+.2f} | {g.p99 - d.p99:+.2f} "
+                    f"| {f.cpu_ms:.2f} | {r.p50 - d.p50:+.2f} | {r.p99 - d.p99:+.2f} | {r.cpu_ms:.2f} "
+                    f"| {g.p50 - d.p50:+.2f} | {g.p99 - d.p99:+.2f} "
                     f"| {d.rate:.0f} | {g.rate:.0f} | {g.cpu_ms:.2f} | {1000 / (g.cpu_ms or 1):.0f} |"
                 )
                 if litellm is not None:
@@ -240,10 +252,11 @@ def main() -> None:
             process.wait(30)
     head = (
         "| case | concurrency | direct p50 ms | bare pass-through added p50 ms | added p99 ms "
-        "| pass-through CPU ms/req | tackroom added p50 ms | added p99 ms | direct req/s "
+        "| pass-through CPU ms/req | raw pass-through added p50 ms | added p99 ms | raw CPU ms/req "
+        "| tackroom added p50 ms | added p99 ms | direct req/s "
         "| tackroom req/s | tackroom CPU ms/req | tackroom req per CPU-s |"
     )
-    rule = "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    rule = "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     if litellm is not None:
         head += (
             " LiteLLM added p50 ms | added p99 ms | LiteLLM req/s | LiteLLM CPU ms/req "
@@ -265,7 +278,8 @@ def main() -> None:
                 else "(LiteLLM not installed: not measured);"
             ),
             "a bare aiohttp pass-through (`benchmarks/gateway_passthrough.py`: no capture, no store) as "
-            "the floor any aiohttp proxy adds here;",
+            "the floor any aiohttp proxy adds here; a raw pass-through (`benchmarks/gateway_rawpass.py`: "
+            "asyncio protocols on uvloop, httptools parsing, no aiohttp) beside it;",
             "the client (aiohttp), the upstream and the proxies share the 2 cores. Added = the proxy's "
             "percentile minus direct's.",
             "CPU ms/req is the proxy's user+system time per request, all its processes together "

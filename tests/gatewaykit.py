@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -80,7 +81,8 @@ def anthropic_message(text: str = "hello there") -> dict[str, Any]:
 class FakeUpstream:
     """The fake upstream on a free loopback port, in its own thread and event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self._tls = tls
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -89,7 +91,7 @@ class FakeUpstream:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> Self:
         ready: Future[int] = Future()
@@ -111,7 +113,7 @@ class FakeUpstream:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024, ssl_context=self._tls)
         await site.start()
         return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
 

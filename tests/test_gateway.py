@@ -34,9 +34,9 @@ def mock() -> Iterator[MockServer]:
         yield server
 
 
-@pytest.fixture
-def gw(mock: MockServer, tmp_path: Path) -> Iterator[Gateway]:
-    with Gateway(upstream=mock.base_url, db=tmp_path / "state.db") as gateway:
+@pytest.fixture(params=["raw", "aiohttp"])
+def gw(mock: MockServer, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Gateway]:
+    with Gateway(upstream=mock.base_url, db=tmp_path / "state.db", engine=request.param) as gateway:
         yield gateway
 
 

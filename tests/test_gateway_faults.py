@@ -32,9 +32,12 @@ def upstream() -> Iterator[FakeUpstream]:
         yield fake
 
 
-@pytest.fixture
-def gw(upstream: FakeUpstream, tmp_path: Path) -> Iterator[Gateway]:
-    with Gateway(upstream=upstream.base_url, db=tmp_path / "state.db", read_timeout_s=5) as gateway:
+@pytest.fixture(params=["raw", "aiohttp"])
+def gw(upstream: FakeUpstream, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Gateway]:
+    engine = request.param
+    with Gateway(
+        upstream=upstream.base_url, db=tmp_path / "state.db", read_timeout_s=5, engine=engine
+    ) as gateway:
         yield gateway
 
 

@@ -22,7 +22,7 @@ import itertools
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import aiohttp
 import orjson
@@ -132,17 +132,8 @@ class Proxy:
             return web.json_response({"gateway": "tackroom", "ok": True})
         if request.path == CALLS_PATH and TRACE_HEADER not in request.headers:
             return await self._calls(request)
-        secrets = _client_secrets(request) | set(self.keys.values())
-        call = Call(
-            call_id=f"{self._ids}-{next(self._count)}",
-            method=request.method,
-            path=redact_text(request.path_qs, secrets),
-            started_at=time.time(),
-            duration_ms=0.0,
-            secrets=frozenset(secrets),
-        )
+        call = self.open_call(request.method, request.path_qs, request.headers.items(), request.query.items())
         began = time.perf_counter()
-        self.in_flight += 1
         try:
             return await self._serve(request, call, began)
         except asyncio.CancelledError:
@@ -155,12 +146,75 @@ class Proxy:
                 500, call.wire_api or wire_of_path(request.path), f"tackroom gateway failed: {exc!r}"
             )
         finally:
-            self.in_flight -= 1
-            if call.trace_id is not None:
-                self._untrace(call.trace_id)
-            call.duration_ms = (time.perf_counter() - began) * 1000
-            call.reason = None if call.reason is None else redact_text(call.reason, secrets)
-            self.writer.put(call)
+            self.close_call(call, began)
+
+    def open_call(
+        self,
+        method: str,
+        path_qs: str,
+        headers: Iterable[tuple[str, str]],
+        query: Iterable[tuple[str, str]],
+    ) -> Call:
+        """A new call in flight (:meth:`close_call` ends it, always, in a ``finally``)."""
+        secrets = _client_secrets(headers, query) | set(self.keys.values())
+        self.in_flight += 1
+        return Call(
+            call_id=f"{self._ids}-{next(self._count)}",
+            method=method,
+            path=redact_text(path_qs, secrets),
+            started_at=time.time(),
+            duration_ms=0.0,
+            secrets=frozenset(secrets),
+        )
+
+    def close_call(self, call: Call, began: float) -> None:
+        """The call is over, however it ended: timed, redacted and handed to the writer."""
+        self.in_flight -= 1
+        if call.trace_id is not None:
+            self._untrace(call.trace_id)
+        call.duration_ms = (time.perf_counter() - began) * 1000
+        call.reason = None if call.reason is None else redact_text(call.reason, call.secrets)
+        self.writer.put(call)
+
+    def admit(
+        self, call: Call, method: str, path_qs: str, trace_header: str | None, run_header: str | None
+    ) -> Target | tuple[int, str]:
+        """Where the call goes, or the status and message refusing it (the call is attributed either way)."""
+        try:
+            target = place(method, path_qs, trace_header)
+            if run_header is not None and not TRACE_ID.fullmatch(run_header):
+                raise BadTarget(f"the {RUN_HEADER} header must match {TRACE_ID.pattern}")
+        except BadTarget as exc:
+            return 400, str(exc)
+        call.trace_id, call.run_id = target.trace_id, run_header
+        if call.trace_id is not None:
+            self.tracing[call.trace_id] = self.tracing.get(call.trace_id, 0) + 1
+        call.path = redact_text(target.path, call.secrets)
+        call.wire_api, call.provider = target.wire, target.provider
+        if target.kind is None or target.provider is None:
+            return 404, f"tackroom gateway: no provider API at {method} {call.path}"
+        return target
+
+    async def stored_calls(self, method: str, run: str) -> tuple[int, bytes]:
+        """``GET /_tackroom/calls?run=ID``: a run's stored calls, once those in flight are stored too.
+
+        This is how ``tackroom run --gateway URL`` fills ``Result.capture`` from a gateway
+        running elsewhere (its store may be another host's PostgreSQL). Rows carry no bodies.
+        """
+        if method != "GET":
+            return 405, orjson.dumps({"error": f"{CALLS_PATH} answers GET only"})
+        if not TRACE_ID.fullmatch(run):
+            return 400, orjson.dumps({"error": f"?run= must match {TRACE_ID.pattern}"})
+        deadline = time.monotonic() + CALLS_WAIT_S
+        while run in self.tracing and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.writer.flush)
+        try:
+            calls = await loop.run_in_executor(None, lambda: self.writer.store.calls(run=run))
+        except TackroomError as exc:
+            return 503, orjson.dumps({"error": f"the capture store failed: {exc}"})
+        return 200, orjson.dumps({"calls": calls, "failures": self.writer.failures}, default=str)
 
     def _untrace(self, trace: str) -> None:
         left = self.tracing[trace] - 1
@@ -170,48 +224,20 @@ class Proxy:
             del self.tracing[trace]
 
     async def _calls(self, request: web.Request) -> web.Response:
-        """``GET /_tackroom/calls?run=ID``: a run's stored calls, once those in flight are stored too.
-
-        This is how ``tackroom run --gateway URL`` fills ``Result.capture`` from a gateway
-        running elsewhere (its store may be another host's PostgreSQL). Rows carry no bodies.
-        """
-        if request.method != "GET":
-            return web.json_response({"error": f"{CALLS_PATH} answers GET only"}, status=405)
-        run = request.query.get("run", "")
-        if not TRACE_ID.fullmatch(run):
-            return web.json_response({"error": f"?run= must match {TRACE_ID.pattern}"}, status=400)
-        deadline = time.monotonic() + CALLS_WAIT_S
-        while run in self.tracing and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.writer.flush)
-        try:
-            calls = await loop.run_in_executor(None, lambda: self.writer.store.calls(run=run))
-        except TackroomError as exc:
-            return web.json_response({"error": f"the capture store failed: {exc}"}, status=503)
-        return web.Response(
-            body=orjson.dumps({"calls": calls, "failures": self.writer.failures}, default=str),
-            content_type="application/json",
-        )
+        status, body = await self.stored_calls(request.method, request.query.get("run", ""))
+        return web.Response(status=status, body=body, content_type="application/json")
 
     async def _serve(self, request: web.Request, call: Call, began: float) -> web.StreamResponse:
         wire_shape = wire_of_path(request.path)
-        try:
-            target = place(request.method, request.path_qs, request.headers.get(TRACE_HEADER))
-            run = request.headers.get(RUN_HEADER)
-            if run is not None and not TRACE_ID.fullmatch(run):
-                raise BadTarget(f"the {RUN_HEADER} header must match {TRACE_ID.pattern}")
-        except BadTarget as exc:
-            return _refuse(call, 400, wire_shape, str(exc))
-        call.trace_id, call.run_id = target.trace_id, run
-        if call.trace_id is not None:
-            self.tracing[call.trace_id] = self.tracing.get(call.trace_id, 0) + 1
-        call.path = redact_text(target.path, call.secrets)
-        call.wire_api, call.provider = target.wire, target.provider
-        if target.kind is None or target.provider is None:
-            return _refuse(
-                call, 404, wire_shape, f"tackroom gateway: no provider API at {request.method} {call.path}"
-            )
+        target = self.admit(
+            call,
+            request.method,
+            request.path_qs,
+            request.headers.get(TRACE_HEADER),
+            request.headers.get(RUN_HEADER),
+        )
+        if isinstance(target, tuple):
+            return _refuse(call, target[0], wire_shape, target[1])
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -234,13 +260,13 @@ class Proxy:
     ) -> web.StreamResponse:
         assert self.session is not None and target.provider is not None
         provider = target.provider
-        upstream_url = self.upstreams[provider] + self._path(target)
+        upstream_url = self.upstreams[provider] + self.upstream_path(target)
         shape = call.wire_api or wire_of_path(target.path)
         try:
             upstream = await self.session.request(
                 request.method,
                 upstream_url,
-                headers=self._headers(request, provider),
+                headers=CIMultiDict(self.upstream_headers(request.headers.items(), provider)),
                 data=body if body else None,
                 allow_redirects=False,
             )
@@ -304,30 +330,33 @@ class Proxy:
         call.settle = functools.partial(_settle, capture, upstream.status, failure)
         return answer
 
-    def _path(self, target: Target) -> str:
+    def upstream_path(self, target: Target) -> str:
         if target.provider == "gemini" and target.provider in self.keys:
             return _QUERY_KEY.sub("", target.path).replace("?&", "?").rstrip("?")
         return target.path
 
-    def _headers(self, request: web.Request, provider: Provider) -> CIMultiDict[str]:
-        headers: CIMultiDict[str] = CIMultiDict()
+    def upstream_headers(
+        self, headers: Iterable[tuple[str, str]], provider: Provider
+    ) -> list[tuple[str, str]]:
+        """The client's headers as sent upstream: no hop-by-hop or tackroom header, a key injected."""
         inject = self.keys.get(provider)
-        for name, value in request.headers.items():
+        kept = []
+        for name, value in headers:
             low = name.lower()
             if low in _HOP or low.startswith("x-tackroom-"):
                 continue
             if inject is not None and low in _CREDENTIAL_HEADERS:
                 continue
-            headers.add(name, value)
-        headers["Accept-Encoding"] = "identity"  # the capture reads the answer as it passes
+            kept.append((name, value))
+        kept.append(("Accept-Encoding", "identity"))  # the capture reads the answer as it passes
         if inject is not None:
             if provider == "anthropic":
-                headers["x-api-key"] = inject
+                kept.append(("x-api-key", inject))
             elif provider == "gemini":
-                headers["x-goog-api-key"] = inject
+                kept.append(("x-goog-api-key", inject))
             else:
-                headers["Authorization"] = f"Bearer {inject}"
-        return headers
+                kept.append(("Authorization", f"Bearer {inject}"))
+        return kept
 
 
 def _settle(capture: Capture, status: int, failure: str | None, call: Call) -> None:
@@ -360,8 +389,13 @@ def _refuse(call: Call, status: int, wire: str, message: str) -> web.Response:
 
 
 def _error(status: int, wire: str, message: str) -> web.Response:
-    body = _WIRE_ERRORS[wire].error_body(status, message)
-    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+    body = error_body(status, wire, message)
+    return web.Response(status=status, body=body, content_type="application/json")
+
+
+def error_body(status: int, wire: str, message: str) -> bytes:
+    """An error the gateway answers itself, in the shape of ``wire``'s own errors."""
+    return orjson.dumps(_WIRE_ERRORS[wire].error_body(status, message))
 
 
 def _hang_up(request: web.Request) -> None:
@@ -370,14 +404,14 @@ def _hang_up(request: web.Request) -> None:
         transport.abort()
 
 
-def _client_secrets(request: web.Request) -> set[str]:
+def _client_secrets(headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]) -> set[str]:
     """The credentials the client sent (header values, a ``key=`` in the query): never stored."""
     found = set()
-    for name, value in request.headers.items():
+    for name, value in headers:
         if is_secret_header(name) and value:
             found.add(value)
             found.add(_BEARER.sub("", value))
-    for name, value in request.query.items():
+    for name, value in query:
         if is_secret_name(name) and value:
             found.add(value)
     return {value for value in found if len(value) >= 6}

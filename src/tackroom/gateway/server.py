@@ -27,6 +27,7 @@ from aiohttp import web
 
 from tackroom.errors import GatewayError
 from tackroom.gateway.proxy import Proxy
+from tackroom.gateway.raw import RawEngine
 from tackroom.gateway.routes import DEFAULT_UPSTREAMS, KEY_ENV, Provider
 from tackroom.gateway.store import CaptureStore, open_store
 from tackroom.gateway.writer import CaptureWriter, Writer
@@ -40,6 +41,8 @@ KEEP_BYTES = 8 * 1024 * 1024
 """The most of one answer kept in the store (the client always gets all of it)."""
 _START_S = 10.0
 _STOP_GRACE_S = 5.0
+Engine = Literal["aiohttp", "raw"]
+"""What serves HTTP: aiohttp's server and client, or asyncio protocols parsed by httptools (faster)."""
 
 
 def upstream_map(upstream: str | Mapping[Provider, str] | None) -> dict[Provider, str]:
@@ -97,6 +100,7 @@ class Gateway:
         keep_bytes: int = KEEP_BYTES,
         connect_timeout_s: float = 10.0,
         read_timeout_s: float = 600.0,
+        engine: Engine = "raw",
     ) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise GatewayError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
@@ -124,6 +128,17 @@ class Gateway:
             connect_timeout_s=connect_timeout_s,
             read_timeout_s=read_timeout_s,
         )
+        if engine not in ("aiohttp", "raw"):
+            raise GatewayError(f"engine must be 'aiohttp' or 'raw', got {engine!r}")
+        self._raw: RawEngine | None = None
+        if engine == "raw":
+            self._raw = RawEngine(
+                self._proxy,
+                max_body_bytes=max_body_bytes,
+                keep_bytes=keep_bytes,
+                connect_timeout_s=connect_timeout_s,
+                read_timeout_s=read_timeout_s,
+            )
         self._address = (host, port)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -167,6 +182,8 @@ class Gateway:
             loop.close()
 
     async def _bind(self) -> int:
+        if self._raw is not None:
+            return await self._raw.start(*self._address)
         runner = web.AppRunner(self._proxy.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         host, port = self._address
@@ -182,6 +199,8 @@ class Gateway:
         return int(sockets[0].getsockname()[1]) if sockets else port
 
     async def _unbind(self) -> None:
+        if self._raw is not None:
+            await self._raw.stop()
         if self._runner is not None:
             await self._runner.cleanup()  # in-flight calls are cancelled and recorded as incomplete
             self._runner = None
