@@ -215,6 +215,7 @@ def test_an_external_probe_that_misbehaves_is_a_failed_or_timed_out_row(
     assert store.history("fake") == [row]
 
 
+@pytest.mark.timing
 def test_probes_of_different_harnesses_run_concurrently(config_dir: Path, tmp_path: Path) -> None:
     body = 'import time\ntime.sleep(1.5)\nprint(\'{"supports": {"rules.read": true}}\')\n'
     adapters = []

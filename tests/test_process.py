@@ -22,7 +22,8 @@ from tackroom.errors import RunError
 from tackroom.run import process
 from tackroom.run.process import ProcessResult, group_alive, run_process, run_process_sync
 
-pytestmark = pytest.mark.timeout(30)
+# Timing: these assert how soon a process is stopped, so CI runs them alone after the rest.
+pytestmark = [pytest.mark.timeout(30), pytest.mark.timing]
 
 FAKES = Path(__file__).parent / "fakes"
 FAKE = FAKES / "fake_harness.py"

@@ -160,9 +160,14 @@ def _already(adapter: Adapter, version: str, prefix: Path, env: Mapping[str, str
 
 @contextlib.contextmanager
 def _locked(prefix: Path) -> Iterator[None]:
-    """Hold an exclusive lock on installing ``prefix`` (a ``.<version>.lock`` file beside it)."""
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    lock = inside(prefix.parent, f".{prefix.name}.lock")
+    """Hold an exclusive lock on installing ``prefix``.
+
+    The lock file is ``harnesses/.locks/<harness>@<version>.lock``: kept apart, so a harness's
+    own directory holds only its installs, and a failed install leaves nothing in it.
+    """
+    locks = inside(prefix.parent.parent, ".locks")
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = inside(locks, f"{prefix.parent.name}@{prefix.name}.lock")
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
