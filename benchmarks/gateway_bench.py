@@ -7,9 +7,10 @@ default settings, a master key, no database), a bare aiohttp pass-through
 (what any aiohttp proxy adds here), a raw pass-through (asyncio protocols and
 httptools, no aiohttp: the floor of the gateway's own engine), and this
 client (aiohttp).
-Each case runs direct, through tackroom and through LiteLLM, alternating, at
-each concurrency; a proxy's added latency is its percentile minus the direct
-one. Beside latency: requests per second, the proxy's CPU time per request
+Each case runs direct, through tackroom and the two pass-throughs taking turns
+in rounds (so a drift in the machine's speed weighs on all alike), then
+through LiteLLM, at each concurrency; a proxy's added latency is its
+percentile minus the direct one. Beside latency: requests per second, the proxy's CPU time per request
 (user + system, from ``/proc``: what "requests per second per core" is the
 inverse of), and its peak RSS. A streamed answer through tackroom is checked
 byte for byte against the direct one.
@@ -77,28 +78,29 @@ def request_body(streamed: bool) -> str:
     )
 
 
-async def load(base: str, streamed: bool, requests: int, concurrency: int) -> tuple[list[float], float]:
+async def load(
+    http: aiohttp.ClientSession, base: str, streamed: bool, requests: int, concurrency: int
+) -> tuple[list[float], float]:
+    """``requests`` calls from ``concurrency`` workers on ``http``: their latencies, and the seconds taken."""
     body = request_body(streamed)
     headers = {"x-api-key": MASTER_KEY, "content-type": "application/json"}
     latencies: list[float] = []
     left = requests
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as http:
 
-        async def worker() -> None:
-            nonlocal left
-            while left > 0:
-                left -= 1
-                started = time.perf_counter()
-                async with http.post(f"{base}/v1/messages", data=body, headers=headers) as answer:
-                    await answer.read()
-                    if answer.status != 200:
-                        raise RuntimeError(f"{base}: HTTP {answer.status}")
-                latencies.append(time.perf_counter() - started)
+    async def worker() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            started = time.perf_counter()
+            async with http.post(f"{base}/v1/messages", data=body, headers=headers) as answer:
+                await answer.read()
+                if answer.status != 200:
+                    raise RuntimeError(f"{base}: HTTP {answer.status}")
+            latencies.append(time.perf_counter() - started)
 
-        began = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return latencies, requests / (time.perf_counter() - began)
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies, time.perf_counter() - began
 
 
 async def answer_bytes(base: str) -> bytes:
@@ -154,12 +156,51 @@ class Measured:
     cpu_ms: float | None
 
 
-def measure(base: str, streamed: bool, requests: int, concurrency: int, pids: list[int]) -> Measured:
-    asyncio.run(load(base, streamed, min(200, requests), concurrency))  # warm up: connections, caches
-    before = cpu_s(pids) if pids else 0.0
-    latencies, rate = asyncio.run(load(base, streamed, requests, concurrency))
-    used = (cpu_s(pids) - before) / requests * 1000 if pids else None
-    return Measured(pct(latencies, 50), pct(latencies, 99), rate, used)
+ROUNDS = 5
+"""Each case's requests are split into rounds, and the targets take turns round by round: a drift in
+the machine's speed (a shared host) then weighs on every target alike, not on whichever ran last."""
+
+
+async def _measure_async(
+    targets: dict[str, tuple[str, list[int]]], streamed: bool, requests: int, concurrency: int
+) -> dict[str, Measured]:
+    sessions = {
+        name: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) for name in targets
+    }
+    latencies: dict[str, list[float]] = {name: [] for name in targets}
+    seconds = dict.fromkeys(targets, 0.0)
+    cpu = dict.fromkeys(targets, 0.0)
+    per_round = max(requests // ROUNDS, concurrency)
+    try:
+        for name, (base, _) in targets.items():  # warm up: connections, caches
+            await load(sessions[name], base, streamed, min(200, requests), concurrency)
+        for _ in range(ROUNDS):
+            for name, (base, pids) in targets.items():
+                before = cpu_s(pids) if pids else 0.0
+                taken, took = await load(sessions[name], base, streamed, per_round, concurrency)
+                cpu[name] += cpu_s(pids) - before if pids else 0.0
+                latencies[name] += taken
+                seconds[name] += took
+    finally:
+        for session in sessions.values():
+            await session.close()
+    done = per_round * ROUNDS
+    return {
+        name: Measured(
+            pct(latencies[name], 50),
+            pct(latencies[name], 99),
+            done / seconds[name],
+            cpu[name] / done * 1000 if targets[name][1] else None,
+        )
+        for name in targets
+    }
+
+
+def measure(
+    targets: dict[str, tuple[str, list[int]]], streamed: bool, requests: int, concurrency: int
+) -> dict[str, Measured]:
+    """Each target's figures over ``requests`` calls, the targets taking turns in rounds."""
+    return asyncio.run(_measure_async(targets, streamed, requests, concurrency))
 
 
 def litellm_config(tmp: Path, upstream: str) -> Path:
@@ -224,10 +265,14 @@ def main() -> None:
         for streamed in (False, True):
             for concurrency in args.concurrency or CONCURRENCY:
                 case = f"stream of {args.events} events" if streamed else "whole answer"
-                d = measure(direct, streamed, args.requests, concurrency, [])
-                g = measure(through, streamed, args.requests, concurrency, tree(gateway.pid))
-                f = measure(f"http://127.0.0.1:{pt_port}", streamed, args.requests, concurrency, [floor.pid])
-                r = measure(f"http://127.0.0.1:{rp_port}", streamed, args.requests, concurrency, [raw.pid])
+                targets = {
+                    "direct": (direct, []),
+                    "tackroom": (through, tree(gateway.pid)),
+                    "floor": (f"http://127.0.0.1:{pt_port}", [floor.pid]),
+                    "raw": (f"http://127.0.0.1:{rp_port}", [raw.pid]),
+                }
+                found = measure(targets, streamed, args.requests, concurrency)
+                d, g, f, r = found["direct"], found["tackroom"], found["floor"], found["raw"]
                 line = (
                     f"| {case} | {concurrency} | {d.p50:.2f} | {f.p50 - d.p50:+.2f} | {f.p99 - d.p99:+.2f} "
                     f"| {f.cpu_ms:.2f} | {r.p50 - d.p50:+.2f} | {r.p99 - d.p99:+.2f} | {r.cpu_ms:.2f} "
@@ -235,11 +280,19 @@ def main() -> None:
                     f"| {d.rate:.0f} | {g.rate:.0f} | {g.cpu_ms:.2f} | {1000 / (g.cpu_ms or 1):.0f} |"
                 )
                 if litellm is not None:
-                    ll = measure(liteurl, streamed, args.litellm_requests, concurrency, tree(litellm.pid))
-                    ratio = (ll.p50 - d.p50) / max(g.p50 - d.p50, 0.01)
+                    ll = measure(
+                        {"litellm": (liteurl, tree(litellm.pid))},
+                        streamed,
+                        args.litellm_requests,
+                        concurrency,
+                    )["litellm"]
+                    added = g.p50 - d.p50
+                    # Below a tenth of a millisecond tackroom's added time is noise: no ratio is shown.
+                    noise = "n/a (tackroom within noise)"
+                    ratio = f"{(ll.p50 - d.p50) / added:.0f}x" if added >= 0.1 else noise
                     line += (
                         f" {ll.p50 - d.p50:+.2f} | {ll.p99 - d.p99:+.2f} | {ll.rate:.0f} | {ll.cpu_ms:.2f} "
-                        f"| {ratio:.0f}x |"
+                        f"| {ratio} |"
                     )
                 print(line, flush=True)
                 rows.append(line)
@@ -280,8 +333,9 @@ def main() -> None:
             "a bare aiohttp pass-through (`benchmarks/gateway_passthrough.py`: no capture, no store) as "
             "the floor any aiohttp proxy adds here; a raw pass-through (`benchmarks/gateway_rawpass.py`: "
             "asyncio protocols on uvloop, httptools parsing, no aiohttp) beside it;",
-            "the client (aiohttp), the upstream and the proxies share the 2 cores. Added = the proxy's "
-            "percentile minus direct's.",
+            "the client (aiohttp), the upstream and the proxies share the 2 cores. Direct, tackroom and the "
+            f"pass-throughs take turns in {ROUNDS} rounds per case (a drift in the machine's speed weighs on "
+            "all alike). Added = the proxy's percentile minus direct's.",
             "CPU ms/req is the proxy's user+system time per request, all its processes together "
             "(tackroom's capture writer process included).",
             "",

@@ -117,6 +117,9 @@ class ProcessWriter:
 def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
     """The writer process: gather calls into batches and store them until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    # Storing is background work: where the cores are contended, the proxy's answers go first.
+    with contextlib.suppress(OSError):
+        os.nice(5)
     try:
         from tackroom.prices import PriceBook
 
