@@ -121,16 +121,23 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
 
 
 def _text_call(spec: Any, where: str, problems: list[str]) -> ToolName | None:
-    table = _table(spec, where, problems)
-    problems.extend(f"{where}: unknown key {k!r}" for k in table if k not in {"tool", "args"})
-    tool, args = table.get("tool"), _table(table.get("args", {}), f"{where}.args", problems)
-    if not isinstance(tool, str) or not tool:
-        problems.append(f"{where}.tool: required string")
+    found = _named(_table(spec, where, problems), "tool", where, problems)
+    return None if found is None else ToolName(found[0], wrap=found[1])
+
+
+def _named(
+    table: dict[str, Any], key: str, where: str, problems: list[str]
+) -> tuple[str, dict[str, str]] | None:
+    """A table's name (under ``key``) and its string ``args``; None, the problems said, if either is wrong."""
+    problems.extend(f"{where}: unknown key {k!r}" for k in table if k not in {key, "args"})
+    name, args = table.get(key), _table(table.get("args", {}), f"{where}.args", problems)
+    if not isinstance(name, str) or not name:
+        problems.append(f"{where}.{key}: required string")
         return None
     if not all(isinstance(v, str) for v in args.values()):
         problems.append(f"{where}.args: values must be strings")
         return None
-    return ToolName(tool, wrap=dict(args))
+    return name, dict(args)
 
 
 def _table(value: Any, where: str, problems: list[str]) -> dict[str, Any]:
@@ -143,13 +150,5 @@ def _table(value: Any, where: str, problems: list[str]) -> dict[str, Any]:
 def _tool_name(spec: Any, where: str, problems: list[str]) -> ToolName | None:
     if isinstance(spec, str):
         return ToolName(spec)
-    table = _table(spec, where, problems)
-    problems.extend(f"{where}: unknown key {k!r}" for k in table if k not in {"name", "args"})
-    name, args = table.get("name"), _table(table.get("args", {}), f"{where}.args", problems)
-    if not isinstance(name, str) or not name:
-        problems.append(f"{where}.name: required string")
-        return None
-    if not all(isinstance(v, str) for v in args.values()):
-        problems.append(f"{where}.args: values must be strings")
-        return None
-    return ToolName(name, dict(args))
+    found = _named(_table(spec, where, problems), "name", where, problems)
+    return None if found is None else ToolName(*found)
