@@ -135,7 +135,7 @@ def test_a_file_read_while_it_grows_reads_the_same(case: Path, tmp_path: Path) -
     """Cut each file at several byte offsets (mid-line too), read, append the rest, read on."""
     reader, glob = _reader(case)
     if not reader.incremental:
-        pytest.skip(f"{case.parent.parent.name}: its logs are read whole (a database), not appended to")
+        pytest.skip(f"{case.parent.parent.name}: its logs are read whole (rewritten, not appended)")
     root = case / "files"
     for source in _files(case, glob):
         data = source.read_bytes()
