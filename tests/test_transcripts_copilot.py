@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from tackroom.families import get_family
 from tackroom.families.copilot.transcripts import CopilotTranscripts
 from tackroom.mock.script import Script, Turn
-from tackroom.trace.events import ErrorEvent, Record, SessionStarted, UsageReport
+from tackroom.trace.events import ErrorEvent, Record, SessionStarted
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
+from tracekit import usage_reports
 
 GOLDEN = Path(__file__).parent / "golden" / "copilot" / "transcripts"
 RESUMED = GOLDEN / "resume-1.0.102" / "files" / "a9e99349-168c-4954-9d67-0923d274acd7" / "events.jsonl"
@@ -51,10 +52,6 @@ def _read(path: Path, cursor: Cursor | None = None, usage_only: bool = False) ->
     return list(CopilotTranscripts().read(path, cursor or Cursor(), usage_only=usage_only))
 
 
-def _usage(items: list[TraceItem]) -> list[TraceEvent]:
-    return [i for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
-
-
 def test_the_family_has_this_reader() -> None:
     assert isinstance(get_family("copilot").transcripts(), CopilotTranscripts)
 
@@ -63,7 +60,7 @@ def test_a_call_written_twice_has_one_key(tmp_path: Path) -> None:
     path = _write(
         tmp_path, _line("session.start", {"sessionId": SESSION}), _usage_record(1), _usage_record(1)
     )
-    first, second = _usage(_read(path))
+    first, second = usage_reports(_read(path))
     assert first.key == second.key == f"{SESSION}:1"
     assert first.event.usage.to_json() == {  # type: ignore[attr-defined]
         "input": 60,  # the prompt includes its cached part
@@ -79,14 +76,14 @@ def test_a_record_without_accounting_is_keyed_by_its_line_id(tmp_path: Path) -> 
     record = _usage_record(1)
     del record["data"]["usage"]["accounting"]
     path = _write(tmp_path, record)
-    [usage] = _usage(_read(path))
+    [usage] = usage_reports(_read(path))
     assert usage.key == "id-session.usage_record"
     assert usage.session_id == SESSION  # no session.start: the directory names it
 
 
 def test_the_shutdown_totals_are_never_usage() -> None:
     items = _read(RESUMED)
-    assert sum(u.event.usage.output or 0 for u in _usage(items)) == 20 + 21 + 22  # type: ignore[attr-defined]
+    assert sum(u.event.usage.output or 0 for u in usage_reports(items)) == 20 + 21 + 22  # type: ignore[attr-defined]
     shutdowns = [i for i in items if isinstance(i, TraceEvent) and i.event.kind == "record"]
     assert any(json.loads(i.event.raw)["type"] == "session.shutdown" for i in shutdowns)
 
@@ -97,12 +94,12 @@ def test_a_resume_read_on_from_the_cursor_yields_only_the_new_call(tmp_path: Pat
     path.parent.mkdir()
     path.write_bytes(b"".join(lines[:14]))
     cursor = Cursor()
-    first = _usage(_read(path, cursor))
+    first = usage_reports(_read(path, cursor))
     with path.open("ab") as handle:
         handle.write(b"".join(lines[14:]))
     later = _read(path, cursor)
     assert [u.key for u in first] == [f"a9e99349-168c-4954-9d67-0923d274acd7:{n}" for n in (1, 2)]
-    assert [u.key for u in _usage(later)] == ["a9e99349-168c-4954-9d67-0923d274acd7:3"]
+    assert [u.key for u in usage_reports(later)] == ["a9e99349-168c-4954-9d67-0923d274acd7:3"]
     started = [i for i in later if isinstance(i, TraceEvent) and isinstance(i.event, SessionStarted)]
     assert [s.session_id for s in started] == ["a9e99349-168c-4954-9d67-0923d274acd7"]
 
@@ -115,7 +112,7 @@ def test_a_subagent_named_in_an_earlier_read_keeps_its_name(tmp_path: Path) -> N
     with path.open("a") as handle:
         handle.write(json.dumps(_usage_record(1, agentId="A1")) + "\n")
     later = _read(path, cursor)
-    [usage] = _usage(later)
+    [usage] = usage_reports(later)
     assert usage.session_id == "agent-A1"
     [meta] = [i for i in later if isinstance(i, SessionMeta)]
     assert (meta.parent_id, meta.agent) == (SESSION, "helper")
@@ -137,7 +134,7 @@ def test_errors_bad_lines_wrong_types_and_unknown_types(tmp_path: Path) -> None:
     events = [i.event for i in items if isinstance(i, TraceEvent)]
     [error] = [e for e in events if isinstance(e, ErrorEvent)]
     assert error.message == "Too many requests"
-    [usage] = _usage(items)
+    [usage] = usage_reports(items)
     assert usage.event.usage.state("input") == "unknown"  # type: ignore[attr-defined]
     assert usage.event.usage.output == 7  # type: ignore[attr-defined]
     records = [e.record_type for e in events if isinstance(e, Record)]
@@ -151,10 +148,10 @@ def test_a_truncated_last_line_waits_for_the_rest(tmp_path: Path) -> None:
     with path.open("a") as handle:
         handle.write(whole[:50])
     cursor = Cursor()
-    assert _usage(_read(path, cursor)) == []
+    assert usage_reports(_read(path, cursor)) == []
     with path.open("a") as handle:
         handle.write(whole[50:] + "\n")
-    assert [u.key for u in _usage(_read(path, cursor))] == [f"{SESSION}:1"]
+    assert [u.key for u in usage_reports(_read(path, cursor))] == [f"{SESSION}:1"]
 
 
 @settings(max_examples=60, deadline=None)
@@ -170,7 +167,7 @@ def test_random_bytes_never_crash_and_the_fast_path_agrees(
     assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in full)
 
     def keyed(items: list[TraceItem]) -> list[Any]:
-        return [(u.session_id, u.key, u.event.to_json()) for u in _usage(items)]
+        return [(u.session_id, u.key, u.event.to_json()) for u in usage_reports(items)]
 
     assert keyed(_read(path, usage_only=True)) == keyed(full)
 
@@ -206,7 +203,7 @@ def test_the_real_harness_log_holds_the_usage_its_run_reported(tmp_path: Path) -
     assert result.ok, result.error
     log = result.run_dir / "home" / ".copilot" / "session-state" / str(result.session_id) / "events.jsonl"
     items = _read(log)
-    usage = [u.event.usage for u in _usage(items)]  # type: ignore[attr-defined]
+    usage = [u.event.usage for u in usage_reports(items)]  # type: ignore[attr-defined]
     assert len(usage) == 2
     total = usage[0] + usage[1]
     for figure in ("input", "output", "cache_read", "reasoning"):

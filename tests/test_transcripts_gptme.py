@@ -11,7 +11,8 @@ from tackroom.families import get_family
 from tackroom.families.gptme import GptmeStreamParser
 from tackroom.families.gptme.transcripts import GptmeTranscripts, split_calls, usage_of
 from tackroom.trace.events import UsageReport
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
+from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem
+from tracekit import the_session, usage_reports
 
 GOLDEN = Path(__file__).parent / "golden" / "gptme" / "transcripts"
 NAME = "2026-12-02-some-name"
@@ -42,15 +43,6 @@ def _read(path: Path, cursor: Cursor | None = None, usage_only: bool = False) ->
     return list(GptmeTranscripts().read(path, cursor or Cursor(), usage_only=usage_only))
 
 
-def _usage(items: list[TraceItem]) -> list[TraceEvent]:
-    return [i for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
-
-
-def _meta(items: list[TraceItem]) -> SessionMeta:
-    (meta,) = [i for i in items if isinstance(i, SessionMeta)]
-    return meta
-
-
 def test_the_family_and_adapter_have_this_reader() -> None:
     assert isinstance(get_family("gptme").transcripts(), GptmeTranscripts)
     spec = load_adapters()["gptme"].spec.transcripts
@@ -60,7 +52,7 @@ def test_the_family_and_adapter_have_this_reader() -> None:
 def test_the_log_says_what_the_stream_said() -> None:
     """The recording's calls, read from the log, are the figures the live stream reported for them."""
     log = next(GOLDEN.glob("gptme-0.35.1-shell/files/*/conversation.jsonl"))
-    ours = [i.event.usage for i in _usage(_read(log))]  # type: ignore[attr-defined]
+    ours = [i.event.usage for i in usage_reports(_read(log))]  # type: ignore[attr-defined]
     parser = GptmeStreamParser()
     streamed = []
     for line in log.read_text(encoding="utf-8").splitlines():
@@ -104,18 +96,18 @@ def test_the_workspace_link_is_read_not_followed(tmp_path: Path) -> None:
     path = _write(tmp_path, {"role": "user", "content": "hi", "timestamp": "t"})
     (path.parent / "workspace").symlink_to("/nowhere/project")
     (path.parent / "config.toml").write_text('[chat]\nname = "named"\nworkspace = "/other"\n')
-    meta = _meta(_read(path))
+    meta = the_session(_read(path))
     assert (meta.cwd, meta.title) == ("/nowhere/project", "named")
 
 
 def test_a_broken_or_huge_config_is_no_title(tmp_path: Path) -> None:
     path = _write(tmp_path, {"role": "user", "content": "hi", "timestamp": "t"})
     (path.parent / "config.toml").write_text("[chat\nname = ")
-    assert (_meta(_read(path)).title, _meta(_read(path)).cwd) == (None, None)
+    assert (the_session(_read(path)).title, the_session(_read(path)).cwd) == (None, None)
     (path.parent / "config.toml").write_text('[chat]\nname = "x"\n' + "#" * (300 * 1024))
-    assert _meta(_read(path)).title is None
+    assert the_session(_read(path)).title is None
     (path.parent / "config.toml").write_text('[chat]\nname = 7\nworkspace = ["a"]\n')
-    assert (_meta(_read(path)).title, _meta(_read(path)).cwd) == (None, None)
+    assert (the_session(_read(path)).title, the_session(_read(path)).cwd) == (None, None)
 
 
 def test_a_call_without_a_digest_is_keyed_by_its_time(tmp_path: Path) -> None:
@@ -124,7 +116,7 @@ def test_a_call_without_a_digest_is_keyed_by_its_time(tmp_path: Path) -> None:
     untimed = _assistant("hi")
     del untimed["timestamp"]
     path = _write(tmp_path, line, untimed)
-    assert [u.key for u in _usage(_read(path))] == ["2026-12-02T10:00:02.000000", None]
+    assert [u.key for u in usage_reports(_read(path))] == ["2026-12-02T10:00:02.000000", None]
 
 
 def test_bad_lines_are_issues_and_the_rest_is_read(tmp_path: Path) -> None:
@@ -138,16 +130,16 @@ def test_bad_lines_are_issues_and_the_rest_is_read(tmp_path: Path) -> None:
     )
     items = _read(path)
     assert [i.line for i in items if isinstance(i, TraceIssue)] == [1, 2]
-    assert [u.key for u in _usage(items)] == ["2026-12-02T10:00:02.000000#abc"]
+    assert [u.key for u in usage_reports(items)] == ["2026-12-02T10:00:02.000000#abc"]
     results = [i.event for i in items if isinstance(i, TraceEvent) and i.event.kind == "tool_result"]
     assert [(r.call_id, r.output) for r in results] == [("c", None)]  # type: ignore[attr-defined]
-    assert _usage(_read(path, usage_only=True)) == _usage(items)
+    assert usage_reports(_read(path, usage_only=True)) == usage_reports(items)
 
 
 def test_a_log_rewritten_after_an_undo_is_read_again_whole(tmp_path: Path) -> None:
     """gptme replaces the file on an undo: read from the start, the undone call is gone."""
     path = _write(tmp_path, _assistant("one"), _assistant("two", at="2026-12-02T10:00:03.000000"))
-    assert len(_usage(_read(path))) == 2
+    assert len(usage_reports(_read(path))) == 2
     path.unlink()
     path = _write(tmp_path, _assistant("one"))
-    assert [u.key for u in _usage(_read(path))] == ["2026-12-02T10:00:02.000000#abc"]
+    assert [u.key for u in usage_reports(_read(path))] == ["2026-12-02T10:00:02.000000#abc"]

@@ -12,7 +12,8 @@ from tackroom.families import get_family
 from tackroom.families.kimi import session_usage
 from tackroom.families.kimi.transcripts import KimiTranscripts, iso, usage_of
 from tackroom.trace.events import Record, UsageReport
-from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
+from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem
+from tracekit import the_session, usage_reports
 
 GOLDEN = Path(__file__).parent / "golden" / "kimi" / "transcripts"
 SESSION = "11111111-2222-3333-4444-555555555555"
@@ -47,15 +48,6 @@ def _read(path: Path, cursor: Cursor | None = None, usage_only: bool = False) ->
     return list(KimiTranscripts().read(path, cursor or Cursor(), usage_only=usage_only))
 
 
-def _usage(items: list[TraceItem]) -> list[TraceEvent]:
-    return [i for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
-
-
-def _meta(items: list[TraceItem]) -> SessionMeta:
-    (meta,) = [i for i in items if isinstance(i, SessionMeta)]
-    return meta
-
-
 def test_the_family_and_adapter_have_this_reader() -> None:
     assert isinstance(get_family("kimi").transcripts(), KimiTranscripts)
     spec = load_adapters()["kimi"].spec.transcripts
@@ -66,7 +58,7 @@ def test_the_family_and_adapter_have_this_reader() -> None:
 def test_usage_is_what_the_family_reads_after_a_run() -> None:
     """One reading of a call's figures: the reader's and the family's after_exit agree on the recording."""
     wire = next(GOLDEN.glob("kimi-1.51.0-shell/files/*/*/wire.jsonl"))
-    ours = [i.event.usage for i in _usage(_read(wire))]  # type: ignore[attr-defined]
+    ours = [i.event.usage for i in usage_reports(_read(wire))]  # type: ignore[attr-defined]
     theirs = [e.usage for e in session_usage(wire) if isinstance(e, UsageReport)]
     assert ours == theirs
     # The mock sent 321 in (67 of them cached) and 45 out: input_other is already the uncached part.
@@ -100,24 +92,24 @@ def test_the_work_dir_comes_from_kimi_json_by_its_md5(tmp_path: Path) -> None:
         json.dumps({"work_dirs": [{"path": "/elsewhere"}, {"path": "/home/u/project", "kaos": "local"}]})
     )
     cursor = Cursor()
-    assert _meta(_read(path, cursor)).cwd == "/home/u/project"
+    assert the_session(_read(path, cursor)).cwd == "/home/u/project"
     # Once found it is kept: a later read (of lines appended since) does not need kimi.json.
     (share / "kimi.json").unlink()
     with path.open("a") as handle:
         handle.write(json.dumps(_msg("TurnEnd", {})) + "\n")
-    assert _meta(_read(path, cursor)).cwd == "/home/u/project"
+    assert the_session(_read(path, cursor)).cwd == "/home/u/project"
 
 
 def test_a_work_dir_not_listed_or_a_broken_kimi_json_is_no_cwd(tmp_path: Path) -> None:
     share = tmp_path / "share"
     path = _write(share, "/home/u/project", _msg("TurnBegin", {"user_input": "hi"}))
-    assert _meta(_read(path)).cwd is None
+    assert the_session(_read(path)).cwd is None
     (share / "kimi.json").write_text('{"work_dirs": [{"path": "/other"}, 7, {"path": 3}]}')
-    assert _meta(_read(path)).cwd is None
+    assert the_session(_read(path)).cwd is None
     (share / "kimi.json").write_text("{not json")
-    assert _meta(_read(path)).cwd is None
+    assert the_session(_read(path)).cwd is None
     (share / "kimi.json").write_bytes(b" " * (2 * 1024 * 1024))  # past the bound: not read
-    assert _meta(_read(path)).cwd is None
+    assert the_session(_read(path)).cwd is None
 
 
 def test_a_subagent_log_is_its_own_session_under_its_parent(tmp_path: Path) -> None:
@@ -125,10 +117,10 @@ def test_a_subagent_log_is_its_own_session_under_its_parent(tmp_path: Path) -> N
     path = _write(share, "/w", _status("call-1"), agent="a123")
     (path.parent / "meta.json").write_text(json.dumps({"subagent_type": "explore", "description": "look"}))
     items = _read(path)
-    meta = _meta(items)
+    meta = the_session(items)
     assert meta.session_id == f"{SESSION}-agent-a123"
     assert (meta.parent_id, meta.agent, meta.title) == (SESSION, "explore", "look")
-    assert [u.key for u in _usage(items)] == ["call-1"]
+    assert [u.key for u in usage_reports(items)] == ["call-1"]
 
 
 def test_the_parent_s_copy_of_a_subagent_line_is_a_record_not_usage(tmp_path: Path) -> None:
@@ -137,19 +129,19 @@ def test_the_parent_s_copy_of_a_subagent_line_is_a_record_not_usage(tmp_path: Pa
     )
     path = _write(tmp_path, "/w", copy)
     items = _read(path)
-    assert not _usage(items)
+    assert not usage_reports(items)
     assert [
         i.event.record_type for i in items if isinstance(i, TraceEvent) and isinstance(i.event, Record)
     ] == [
         "metadata",
         "SubagentEvent",
     ]
-    assert not _usage(_read(path, usage_only=True))
+    assert not usage_reports(_read(path, usage_only=True))
 
 
 def test_a_call_without_a_message_id_has_no_key(tmp_path: Path) -> None:
     path = _write(tmp_path, "/w", _status(None), _status(""))
-    assert [u.key for u in _usage(_read(path))] == [None, None]
+    assert [u.key for u in usage_reports(_read(path))] == [None, None]
 
 
 def test_bad_lines_are_issues_and_the_rest_is_read(tmp_path: Path) -> None:
@@ -165,7 +157,7 @@ def test_bad_lines_are_issues_and_the_rest_is_read(tmp_path: Path) -> None:
     )
     items = _read(path)
     assert [i.line for i in items if isinstance(i, TraceIssue)] == [2, 3]
-    assert [u.key for u in _usage(items)] == ["ok-1"]
+    assert [u.key for u in usage_reports(items)] == ["ok-1"]
     events = {i.event.kind: i.event for i in items if isinstance(i, TraceEvent)}
     call, result = events["tool_call"], events["tool_result"]
     assert (call.name, call.call_id, call.input) == ("", None, "{not json")  # type: ignore[attr-defined]
@@ -178,10 +170,10 @@ def test_a_line_still_being_written_is_read_once_it_is_whole(tmp_path: Path) -> 
     with path.open("a") as handle:
         handle.write(whole[:40])
     cursor = Cursor()
-    assert [u.key for u in _usage(_read(path, cursor))] == ["one"]
+    assert [u.key for u in usage_reports(_read(path, cursor))] == ["one"]
     with path.open("a") as handle:
         handle.write(whole[40:])
-    assert [u.key for u in _usage(_read(path, cursor))] == ["two"]
+    assert [u.key for u in usage_reports(_read(path, cursor))] == ["two"]
 
 
 def test_times_are_epoch_seconds_written_as_iso() -> None:

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from tackroom.families import get_family
 from tackroom.families.opencode.transcripts import OpencodeTranscripts, iso
 from tackroom.mock.script import Script, Turn
-from tackroom.trace.events import Record, UsageReport
+from tackroom.trace.events import Record
 from tackroom.trace.model import Cursor, SessionMeta, TraceEvent, TraceIssue, TraceItem
+from tracekit import usage_reports
 
 GOLDEN = Path(__file__).parent / "golden" / "opencode" / "transcripts" / "subagent-resume-fork-1.18.33"
 MAIN, SUB, FORK = (
@@ -38,10 +39,6 @@ def store(tmp_path: Path) -> Path:
 
 def _read(path: Path, usage_only: bool = False) -> list[TraceItem]:
     return list(OpencodeTranscripts().read(path, Cursor(), usage_only=usage_only))
-
-
-def _usage(items: list[TraceItem]) -> list[TraceEvent]:
-    return [i for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
 
 
 def _digests(path: Path) -> dict[str, str]:
@@ -97,7 +94,7 @@ def test_a_write_still_in_the_log_is_read_and_nothing_is_touched(
     before = _digests(store)
     items = _read(store)
     assert _digests(store) == before  # database, -wal and -shm byte for byte
-    [new] = [u for u in _usage(items) if u.key == "prt_new_1796131400000"]
+    [new] = [u for u in usage_reports(items) if u.key == "prt_new_1796131400000"]
     assert new.session_id == MAIN and new.model == "gpt-5"
     assert new.event.usage.to_json() == {  # type: ignore[attr-defined]
         "input": 5,
@@ -112,13 +109,13 @@ def test_a_write_still_in_the_log_is_read_and_nothing_is_touched(
 def test_a_store_without_a_log_is_read_without_creating_one(store: Path) -> None:
     items = _read(store)
     assert sorted(p.name for p in store.parent.iterdir()) == ["opencode.db"]
-    assert len(_usage(items)) == 7
+    assert len(usage_reports(items)) == 7
 
 
 def test_a_fork_counts_only_its_own_calls_and_is_linked_to_its_parent(store: Path) -> None:
     items = _read(store)
     by_session: dict[str, list[int | None]] = {}
-    for usage in _usage(items):
+    for usage in usage_reports(items):
         by_session.setdefault(usage.session_id, []).append(usage.event.usage.input)  # type: ignore[attr-defined]
     assert by_session == {MAIN: [1000, 1100, 1200, 1300], SUB: [1000, 1100], FORK: [1234]}
     metas = {m.session_id: m for m in items if isinstance(m, SessionMeta)}
@@ -129,7 +126,7 @@ def test_a_fork_counts_only_its_own_calls_and_is_linked_to_its_parent(store: Pat
 
 def test_the_usage_fast_path_yields_the_same_usage(store: Path) -> None:
     def keyed(items: list[TraceItem]) -> list[tuple[Any, ...]]:
-        return [(u.session_id, u.key, u.timestamp, u.event.to_json()["usage"]) for u in _usage(items)]
+        return [(u.session_id, u.key, u.timestamp, u.event.to_json()["usage"]) for u in usage_reports(items)]
 
     assert keyed(_read(store, usage_only=True)) == keyed(_read(store))
 
@@ -151,7 +148,7 @@ def test_bad_rows_are_issues_naming_the_row_and_the_rest_is_read(store: Path) ->
     assert all(i.path == store and i.line > 0 for i in issues)
     # One call lost its part, one its message, one its step-finish: the others are still there,
     # and the new call's figures of the wrong type are unknown, not absent.
-    usage = _usage(items)
+    usage = usage_reports(items)
     assert len(usage) == 7 - 3 + 1
     [new] = [u for u in usage if u.key == "prt_new_1796131400000"]
     assert new.event.usage.to_json() == dict.fromkeys(  # type: ignore[attr-defined]
@@ -201,7 +198,7 @@ def test_text_that_is_not_utf8_is_read_with_replacement_characters(tmp_path: Pat
     U+FFFD where the bytes were bad, and the usage beside it is still counted."""
     path = tmp_path / "opencode.db"
     shutil.copy(GOLDEN / "files" / "opencode.db", path)
-    before = len(_usage(_read(path)))
+    before = len(usage_reports(_read(path)))
     with sqlite3.connect(path) as db:
         db.execute("UPDATE session SET title = CAST(X'4142FF43' AS TEXT)")
         db.execute(
@@ -211,7 +208,7 @@ def test_text_that_is_not_utf8_is_read_with_replacement_characters(tmp_path: Pat
     items = _read(path)
     titles = {i.title for i in items if isinstance(i, SessionMeta)}
     assert titles == {"AB\ufffdC"}
-    assert len(_usage(items)) >= before - 1  # the damaged part alone is lost
+    assert len(usage_reports(items)) >= before - 1  # the damaged part alone is lost
     assert all(isinstance(i, TraceEvent | SessionMeta | TraceIssue) for i in items)
 
 
@@ -248,7 +245,7 @@ def test_the_real_harness_store_holds_the_usage_its_stream_reported(tmp_path: Pa
     before = _digests(store)
     items = _read(store)
     assert _digests(store) == before
-    usage = [u.event.usage for u in _usage(items) if u.session_id == result.session_id]  # type: ignore[attr-defined]
+    usage = [u.event.usage for u in usage_reports(items) if u.session_id == result.session_id]  # type: ignore[attr-defined]
     assert len(usage) == 2
     total = usage[0] + usage[1]
     for figure in ("input", "output", "cache_read", "cache_write", "reasoning"):

@@ -13,8 +13,8 @@ from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
 from tackroom.families.openhands import state_usage
 from tackroom.families.openhands.transcripts import OpenHandsTranscripts, usage_of
-from tackroom.trace.events import UsageReport
 from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem
+from tracekit import usage_reports
 
 GOLDEN = Path(__file__).parent / "golden" / "openhands" / "transcripts"
 CONVERSATION = "0123456789abcdef0123456789abcdef"
@@ -50,10 +50,6 @@ def _read(path: Path, usage_only: bool = False) -> list[TraceItem]:
     return list(OpenHandsTranscripts().read(path, Cursor(), usage_only=usage_only))
 
 
-def _usage(items: list[TraceItem]) -> list[TraceEvent]:
-    return [i for i in items if isinstance(i, TraceEvent) and isinstance(i.event, UsageReport)]
-
-
 def test_the_family_and_adapter_have_this_reader() -> None:
     assert isinstance(get_family("openhands").transcripts(), OpenHandsTranscripts)
     spec = load_adapters()["openhands"].spec.transcripts
@@ -63,7 +59,7 @@ def test_the_family_and_adapter_have_this_reader() -> None:
 def test_the_calls_add_up_to_the_total_the_family_reads_after_a_run() -> None:
     """The recording's two calls, read per call, sum to the running total after_exit reports."""
     (state,) = GOLDEN.glob("openhands-1.16.0-shell/files/*/base_state.json")
-    calls = [u.event.usage for u in _usage(_read(state))]  # type: ignore[attr-defined]
+    calls = [u.event.usage for u in usage_reports(_read(state))]  # type: ignore[attr-defined]
     assert [c.to_json() for c in calls] == [  # the mock sent 321 in (67 cached), 45 out; 500 (100), 20, 5
         {"input": 254, "output": 45, "cache_read": 67, "cache_write": "not_reported", "reasoning": 0},
         {"input": 400, "output": 20, "cache_read": 100, "cache_write": "not_reported", "reasoning": 5},
@@ -96,11 +92,11 @@ def test_a_call_takes_the_time_of_the_first_event_it_produced(tmp_path: Path) ->
     }
     later = {**action, "timestamp": "2026-12-02T10:00:02"}
     state = _conversation(tmp_path, [_call("r1"), _call("r-unseen")], action, later)
-    assert [(u.key, u.timestamp) for u in _usage(_read(state))] == [
+    assert [(u.key, u.timestamp) for u in usage_reports(_read(state))] == [
         ("r1", "2026-12-02T10:00:01"),
         ("r-unseen", None),
     ]
-    assert _usage(_read(state, usage_only=True)) == _usage(_read(state))
+    assert usage_reports(_read(state, usage_only=True)) == usage_reports(_read(state))
 
 
 def test_a_state_caught_mid_write_is_an_issue_and_nothing_else(tmp_path: Path) -> None:
@@ -141,7 +137,7 @@ def test_bad_event_files_are_issues_and_the_rest_is_read(tmp_path: Path) -> None
     ]
     kinds = [i.event.kind for i in items if isinstance(i, TraceEvent)]
     assert kinds[-3:] == ["assistant_text", "usage", "usage"]
-    first, second = (u.event.usage for u in _usage(items))  # type: ignore[attr-defined]
+    first, second = (u.event.usage for u in usage_reports(items))  # type: ignore[attr-defined]
     assert first.input is None and "input" not in first.unknown  # no prompt figure: not reported
     assert second.to_json()["input"] == second.to_json()["cache_read"] == "unknown"  # null is not a count
 
@@ -155,4 +151,4 @@ def test_an_events_folder_that_cannot_be_listed_is_an_issue(tmp_path: Path) -> N
     finally:
         (state.parent / "events").chmod(0o755)
     assert [i.message.partition(":")[0] for i in items if isinstance(i, TraceIssue)] == ["events/"]
-    assert len(_usage(items)) == 1
+    assert len(usage_reports(items)) == 1
