@@ -137,11 +137,10 @@ class Proxy:
         try:
             return await self._serve(request, call, began)
         except asyncio.CancelledError:
-            call.reason = call.reason or "the gateway stopped (or the client went away) during the call"
+            interrupted(call)
             raise
         except Exception as exc:  # a gateway bug must reach the client as an answer, and be recorded
-            call.reason = f"gateway error: {exc!r}"
-            call.status = 500
+            failed(call, exc)
             return _error(
                 500, call.wire_api or wire_of_path(request.path), f"tackroom gateway failed: {exc!r}"
             )
@@ -357,6 +356,20 @@ class Proxy:
             else:
                 kept.append(("Authorization", f"Bearer {inject}"))
         return kept
+
+
+INTERRUPTED = "the gateway stopped (or the client went away) during the call"
+
+
+def interrupted(call: Call) -> None:
+    """The call was cut short from outside (the gateway stopping, the client gone): said once."""
+    call.reason = call.reason or INTERRUPTED
+
+
+def failed(call: Call, exc: Exception) -> None:
+    """A gateway bug ended the call: recorded as a 500 with what was raised."""
+    call.reason = f"gateway error: {exc!r}"
+    call.status = 500
 
 
 def _settle(capture: Capture, status: int, failure: str | None, call: Call) -> None:

@@ -36,10 +36,13 @@ from tackroom.gateway.capture import Capture
 from tackroom.gateway.proxy import (
     _ANSWER_DROP,
     CALLS_PATH,
+    INTERRUPTED,
     Proxy,
     _read_request,
     _settle,
     error_body,
+    failed,
+    interrupted,
 )
 from tackroom.gateway.routes import RUN_HEADER, TRACE_HEADER, Provider, Target, wire_of_path
 from tackroom.gateway.store import Call
@@ -611,7 +614,7 @@ class RawEngine:
         tasks = []
         for client in list(self.clients):
             if client.exchange is not None:
-                client.exchange.end("the gateway stopped (or the client went away) during the call")
+                client.exchange.end(INTERRUPTED)
             if client._task is not None:
                 tasks.append(client._task)
             client.hang_up()
@@ -649,11 +652,10 @@ class RawEngine:
         try:
             await self._serve(client, request, call, began)
         except asyncio.CancelledError:
-            call.reason = call.reason or "the gateway stopped (or the client went away) during the call"
+            interrupted(call)
             raise
         except Exception as exc:  # a gateway bug must reach the client as an answer, and be recorded
-            call.reason = f"gateway error: {exc!r}"
-            call.status = 500
+            failed(call, exc)
             exchange = client.exchange
             if exchange is not None and exchange.answered:
                 client.hang_up()
