@@ -1,9 +1,11 @@
 """What one model call said about itself: the model that served it, its usage, whether it finished.
 
 The proxy hands every chunk of the upstream answer to a :class:`Capture` as it
-passes it on to the client; the capture keeps a copy and parses it when the
-answer is over, in the capture writer's thread (an answer past the kept size is
-parsed as it passes from there on), so it never holds up the stream.
+passes it on to the client; the capture keeps a copy and reads it when the
+answer is over, in the capture writer, so it never holds up the stream. A kept
+stream is read in one pass: a few byte searches find the events that can say
+something (usage, the model, an ending, an error), and only those are parsed.
+An answer past the kept size is read event by event as it passes from there on.
 
 Usage is normalized to tackroom's convention (Anthropic's): ``input_uncached``
 excludes cached tokens, ``cache_read`` and ``cache_write`` are additive to it,
@@ -44,8 +46,14 @@ TERMINAL = {
     "openai-responses": {"response.completed", "response.incomplete"},
 }
 FAILED = {"error", "response.failed"}
-_MARKERS = re.compile(rb"usage|message_stop|response\.(?:completed|incomplete|failed)|error|finishReason")
+_MARKS: tuple[bytes, ...] = (b"usage", b"message_stop", b"error", b"finishReason")
+_MARKS += (b"response.completed", b"response.incomplete", b"response.failed")
+_MARKERS = re.compile(b"|".join(re.escape(mark) for mark in _MARKS))
 """Bytes without which an SSE event cannot carry usage, an ending or an error."""
+_MODEL_MARKS = (b'"model', b"modelVersion")
+"""Bytes without which an SSE event cannot name its model."""
+_WELL_SHAPED = re.compile(rb"data:[ \t\x0b\x0c\r]*\{[^\n]*\}[ \t\x0b\x0c\r]*\n")
+"""One data field on one line holding ``{...}``: a payload whose shape needs no closer look."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,7 @@ class Capture:
     def finish(self, status: int, clean: bool, failure: str | None = None) -> Captured:
         """The call's record: ``clean`` says the upstream answer arrived to its end."""
         if self.sse and self.wire is not None and not self.truncated and self.kept:
-            self._feed_sse(bytes(self.kept))
+            self._scan(bytes(self.kept))
         if self.sse and self._pending.strip() and clean:
             self._event(self._pending)  # a last event without its blank line
             self._pending = b""
@@ -212,6 +220,37 @@ class Capture:
             self._skipping, rest = True, b""
         self._pending = rest
 
+    def _scan(self, data: bytes) -> None:
+        """A whole kept stream at once: found by a few byte searches, only the events :meth:`_event`
+        would not pass over are read (usage, the model while unknown, an ending, an error). Reading
+        every event in turn finds the same (a test holds the two to each other); it is what is done
+        when a data field is not one line holding ``{...}``, whose payload's shape must be checked."""
+        data = data.replace(b"\r\n", b"\n") if b"\r" in data else data
+        last = data.rfind(b"\n\n")
+        cut = last + 2 if last >= 0 else 0  # the events end there; what follows is the last, unfinished one
+        if len(data) > MAX_EVENT_BYTES or data.count(b"data:", 0, cut) != len(
+            _WELL_SHAPED.findall(data, 0, cut)
+        ):
+            self._feed_sse(data)
+            return
+        marks = {mark: data.find(mark, 0, cut) for mark in (*_MARKS, b"[DONE]", *_MODEL_MARKS)}
+        at = 0
+        while True:
+            first = -1
+            for mark, found in marks.items():
+                if 0 <= found < at:
+                    found = marks[mark] = data.find(mark, at, cut)
+                wanted = self.model is None or mark not in _MODEL_MARKS
+                if wanted and found >= 0 and (first < 0 or found < first):
+                    first = found
+            if first < 0:
+                break
+            before = data.rfind(b"\n\n", 0, first)
+            end = data.find(b"\n\n", first)
+            self._event(data[before + 2 if before >= 0 else 0 : end])
+            at = end + 2
+        self._pending = data[cut:]
+
     def _event(self, event: bytes) -> None:
         start = event.find(b"data:")
         if start < 0:
@@ -243,7 +282,7 @@ class Capture:
 
     def _telling(self, payload: bytes) -> bool:
         """Whether an event may say something the capture needs (cheap: a substring test)."""
-        if self.model is None and (b'"model' in payload or b"modelVersion" in payload):
+        if self.model is None and any(mark in payload for mark in _MODEL_MARKS):
             return True
         return _MARKERS.search(payload) is not None
 
@@ -280,7 +319,8 @@ class Capture:
         self._model(value.get("modelVersion"))
         if isinstance(value.get("usageMetadata"), dict):
             self._raw = dict(value["usageMetadata"])  # each chunk's counts are the running total
-        for candidate in value.get("candidates") or ():
+        candidates = value.get("candidates")
+        for candidate in candidates if isinstance(candidates, list) else ():
             if isinstance(candidate, dict) and candidate.get("finishReason"):
                 self._terminal = True
 
