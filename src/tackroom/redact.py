@@ -49,6 +49,8 @@ _HEADER_TEXT = re.compile(
     r"\s*[:=]\s*)(?P<value>[^\r\n]+)",
     re.IGNORECASE,
 )
+_HEADER_NAME_PARTS = ("authorization", "api-key", "cookie")
+"""Each name _HEADER_TEXT matches holds one of these."""
 _SCHEME_TOKEN = re.compile(r"(?P<name>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/=-]{4,})")
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$|^\$[A-Za-z_][A-Za-z0-9_]*$")
 _MIN_SECRET = 6
@@ -70,10 +72,19 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with URL credentials, credential headers and the given secret values hidden."""
     for value in sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True):
         text = text.replace(value, REDACTED)
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    text = _SECRET_QUERY.sub(lambda m: f"{m['name']}{REDACTED}", text)
-    text = _HEADER_TEXT.sub(_header_value, text)
-    return _SCHEME_TOKEN.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    # Each pattern runs only where the text holds what it cannot match without (a long captured
+    # answer rarely does). Case-insensitive names are looked for lower-cased in ASCII text only:
+    # outside ASCII a match may use another case folding (the Kelvin sign for k).
+    if "@" in text and "://" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    if "=" in text:
+        text = _SECRET_QUERY.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    lowered = text.lower() if text.isascii() else None
+    if lowered is None or any(name in lowered for name in _HEADER_NAME_PARTS):
+        text = _HEADER_TEXT.sub(_header_value, text)
+    if "Bearer" in text or "Basic" in text or "Token" in text:
+        text = _SCHEME_TOKEN.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    return text
 
 
 def _header_value(match: re.Match[str]) -> str:

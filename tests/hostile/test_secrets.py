@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from clikit import run_cli
@@ -319,3 +319,26 @@ def test_redaction_and_detection_take_anything(text: str, args: list[str]) -> No
     assert isinstance(redact_text(text, secrets=args), str)
     assert inline_secret(text) is None or isinstance(inline_secret(text), str)
     assert inline_secret_in_args(args) is None or isinstance(inline_secret_in_args(args), str)
+
+
+SECRET_SHARDS = [
+    *("Authorization", "authorization", "AUTHORIZATION", "Proxy-Authorization", "x-api-key", "API-KEY"),
+    *("x-goog-api-key", "Cookie", "set-cookie", "coo\u212aie", "authorızation", "Bearer", "Basic", "Token"),
+    *("authorızation: x", "ſet-cookie=1", "Cookie: v", "x-api-key: k", "Bearer abcd", "h://u:p@h"),
+    *(": ", "=", "://", "@", "?", "&", "#", " ", "\n", "https", "user:pw", "sk-abc12345", "key", "token"),
+]
+
+
+@FUZZ
+@given(parts=st.lists(st.sampled_from(SECRET_SHARDS) | st.text(max_size=4), max_size=16))
+@example(parts=["authorızation: x"])
+def test_redaction_skips_a_pattern_only_where_it_cannot_match(parts: list[str]) -> None:
+    """Each pattern is skipped where a byte search says the text cannot hold a match: that changes nothing."""
+    from tackroom import redact
+
+    text = "".join(parts)
+    every = redact._URL_USERINFO.sub(lambda m: f"{m['scheme']}{redact.REDACTED}@", text)
+    every = redact._SECRET_QUERY.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
+    every = redact._HEADER_TEXT.sub(redact._header_value, every)
+    every = redact._SCHEME_TOKEN.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
+    assert redact.redact_text(text) == every

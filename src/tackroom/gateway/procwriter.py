@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from tackroom.errors import GatewayError
-from tackroom.gateway.store import Call, CaptureStore, open_store
+from tackroom.gateway.store import Call, CaptureStore, held_open, open_store
 from tackroom.gateway.writer import BATCH, GATHER_S, store_batch
 
 START_S = 60.0
@@ -143,27 +143,28 @@ def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
                 failures.append(failure)
             pending.clear()
 
-    while True:
-        wait = max(due - time.monotonic(), 0.0) if pending else 1.0
-        try:
-            item = calls.get(timeout=wait)
-        except queue.Empty:
-            if pending:
-                write()
-            elif os.getppid() != parent:
-                return  # the gateway is gone without a word: nothing is left to store
-            continue
-        if isinstance(item, Call):
-            if not pending:
-                due = time.monotonic() + GATHER_S
-            pending.append(item)
-            if len(pending) >= BATCH:
-                write()
-            continue
-        write()
-        if item is None:
-            with contextlib.suppress(OSError):
-                prices.save()
-            acks.put(("stopped", None, written, failures))
-            return
-        acks.put(("flushed", item[1], written, failures))
+    with held_open(store):  # one connection for every batch
+        while True:
+            wait = max(due - time.monotonic(), 0.0) if pending else 1.0
+            try:
+                item = calls.get(timeout=wait)
+            except queue.Empty:
+                if pending:
+                    write()
+                elif os.getppid() != parent:
+                    return  # the gateway is gone without a word: nothing is left to store
+                continue
+            if isinstance(item, Call):
+                if not pending:
+                    due = time.monotonic() + GATHER_S
+                pending.append(item)
+                if len(pending) >= BATCH:
+                    write()
+                continue
+            write()
+            if item is None:
+                with contextlib.suppress(OSError):
+                    prices.save()
+                acks.put(("stopped", None, written, failures))
+                return
+            acks.put(("flushed", item[1], written, failures))

@@ -26,6 +26,7 @@ import functools
 import http
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -145,6 +146,9 @@ class UpstreamConnection(asyncio.Protocol):
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
         self.transport: Any = None  # uvloop's transports are no asyncio.Transport subclasses
+        self._parts: list[bytes] = []
+        self.on_body: Callable[[bytes], None] = self._parts.append
+        """httptools' body callback: each chunk is kept without a Python call, and handed on once per read."""
         self.parser = httptools.HttpResponseParser(self)
         self.exchange: Exchange | None = None
         self.received = 0
@@ -199,9 +203,19 @@ class UpstreamConnection(asyncio.Protocol):
         except httptools.HttpParserError as exc:
             self._broken(exchange, f"the upstream's answer is not HTTP ({exc})")
         else:
+            self._deliver()
             exchange.flush()
 
+    def _deliver(self) -> None:
+        """The body bytes parsed since the last call, to the exchange in one piece."""
+        parts = self._parts
+        if parts:
+            if self.exchange is not None:
+                self.exchange.upstream_body(parts[0] if len(parts) == 1 else b"".join(parts))
+            parts.clear()  # the same list: the parser holds its append
+
     def _broken(self, exchange: Exchange, why: str) -> None:
+        self._deliver()
         exchange.flush()
         if exchange.answered:
             why = f"{why} after {exchange.capture.total} bytes of the answer"
@@ -242,6 +256,7 @@ class UpstreamConnection(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self._headers = []
         self._reason = ""
+        self._parts.clear()
 
     def on_status(self, reason: bytes) -> None:
         self._reason += reason.decode("latin-1")
@@ -261,13 +276,10 @@ class UpstreamConnection(asyncio.Protocol):
             self.exchange.upstream_ended(None)
             self.abort()  # httptools cannot skip a HEAD answer's body: the connection is not kept
 
-    def on_body(self, body: bytes) -> None:
-        if self.exchange is not None:
-            self.exchange.upstream_body(body)
-
     def on_message_complete(self) -> None:
         if self._informational:
             return
+        self._deliver()
         exchange = self.exchange
         if exchange is not None:
             exchange.flush()

@@ -18,6 +18,7 @@ it builds a :class:`Call`, and no header is stored.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import re
@@ -30,6 +31,7 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
+from tackroom.errors import TackroomError
 from tackroom.gateway.capture import USAGE_FIGURES, CallUsage
 from tackroom.state.db import StateDB
 
@@ -285,6 +287,19 @@ class SQLiteCaptureStore:
     def blob_count(self) -> int:
         with self.db.connect() as db:
             return int(db.execute("SELECT count(*) FROM gateway_blobs").fetchone()[0])
+
+
+@contextlib.contextmanager
+def held_open(store: CaptureStore) -> Iterator[None]:
+    """While inside, a SQLite store keeps one connection open for a writer that stores batch after
+    batch: the last connection to close a WAL database copies the log into it, and each batch's own
+    connection would otherwise be that last one. A store that cannot be opened is not held; its
+    first batch fails and says why."""
+    with contextlib.ExitStack() as held:
+        if isinstance(store, SQLiteCaptureStore):
+            with contextlib.suppress(TackroomError, OSError):
+                held.enter_context(store.db.connect())
+        yield
 
 
 def open_store(db: Path | str | StateDB | CaptureStore | None = None) -> CaptureStore:

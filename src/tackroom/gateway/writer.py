@@ -15,7 +15,7 @@ from typing import Protocol
 
 from tackroom.errors import TackroomError
 from tackroom.gateway.redaction import redact_body
-from tackroom.gateway.store import Call, CaptureStore
+from tackroom.gateway.store import Call, CaptureStore, held_open
 from tackroom.prices import PriceBook
 
 BATCH = 500
@@ -109,6 +109,10 @@ class CaptureWriter:
         self.prices.save()
 
     def _run(self) -> None:
+        with held_open(self.store):
+            self._serve()
+
+    def _serve(self) -> None:
         while True:
             first = self._queue.get()
             if first is not None and self._queue.qsize() < BATCH:
