@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -95,3 +96,34 @@ def _alive(pid: int) -> bool:
 def test_a_writer_process_needs_a_path_or_url(tmp_path: Path) -> None:
     with pytest.raises(GatewayError, match="path or URL"):
         Gateway("http://127.0.0.1:9", db=tmp_path / "c.db", prices=PriceBook.default(), writer="process")
+
+
+def test_calls_put_from_a_loop_are_stored_whatever_comes_first(tmp_path: Path) -> None:
+    """Calls put from an event loop go to the child a few at a time; a flush, a stop, or the loop's
+    end before they are sent loses none, and the order holds."""
+    from tackroom.gateway.procwriter import ProcessWriter
+    from tackroom.gateway.store import Call, open_store
+
+    def calls(first: int, count: int) -> list[Call]:
+        return [
+            Call(call_id=f"c-{n}", method="POST", path="/", started_at=1.0, duration_ms=1.0, trace_id="t")
+            for n in range(first, first + count)
+        ]
+
+    db = tmp_path / "c.db"
+    writer = ProcessWriter(str(db), open_store(db))
+    writer.start()
+
+    async def put(batch: list[Call], wait_s: float) -> None:
+        for call in batch:
+            writer.put(call)
+        await asyncio.sleep(wait_s)
+
+    asyncio.run(put(calls(0, 50), 0.05))  # sent by the loop's own timer
+    asyncio.run(put(calls(50, 50), 0))  # the loop ends first: still in the outbox
+    writer.flush()
+    assert [row["call_id"] for row in writer.store.calls(trace="t")] == [f"c-{n}" for n in range(100)]
+    asyncio.run(put(calls(100, 7), 0))
+    writer.stop()  # sends what the outbox holds before it stops the child
+    assert len(open_store(db).calls(trace="t")) == 107
+    assert not writer.failures

@@ -2,8 +2,9 @@
 
 The thread writer shares the interpreter lock with the proxy's event loop: while
 it reads, redacts, prices and stores a batch, the loop waits for the lock at
-each step of every stream. Here the loop only hands each finished call to a
-queue (pickled by the queue's feeder thread, a copy of bytes) and a child
+each step of every stream. Here the loop only hands the finished calls to a
+queue, those of a few milliseconds together (pickled by the queue's feeder
+thread, a copy of bytes, once per message), and a child
 process does the rest, with its own connection to the store (a SQLite file or
 PostgreSQL). The interface is the thread writer's: ``put``, ``flush`` (every
 call queued so far is stored, or has failed to be), ``stop``, ``failures``.
@@ -14,6 +15,7 @@ A child that dies is not waited for: ``flush`` and ``stop`` return, and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import multiprocessing
@@ -28,6 +30,8 @@ from tackroom.errors import GatewayError
 from tackroom.gateway.store import Call, CaptureStore, held_open, open_store
 from tackroom.gateway.writer import BATCH, GATHER_S, store_batch
 
+SEND_S = 0.005
+"""How long a call put from an event loop may wait for others to go to the child with it."""
 START_S = 60.0
 """How long the child may take to import and open its store."""
 _POLL_S = 0.5
@@ -52,6 +56,9 @@ class ProcessWriter:
         self._lock = threading.Lock()
         self._tokens = itertools.count(1)
         self._dead = False
+        self._outbox: list[Call] = []
+        """Calls put from an event loop in the last moments: sent to the child together."""
+        self._outbox_lock = threading.Lock()
 
     @property
     def failures(self) -> list[str]:
@@ -67,16 +74,37 @@ class ProcessWriter:
             raise GatewayError(f"the capture writer process cannot store calls: {why}")
 
     def put(self, call: Call) -> None:
-        self._calls.put(call)
+        """Queue ``call``; from an event loop, calls put within :data:`SEND_S` of each other go as one
+        message (each message wakes the queue's feeder thread, which then takes the interpreter lock
+        from the loop to pickle it)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._calls.put(call)
+            return
+        with self._outbox_lock:
+            self._outbox.append(call)
+            first = len(self._outbox) == 1
+        if first:
+            loop.call_later(SEND_S, self._send)
+
+    def _send(self) -> None:
+        """What the outbox holds, to the child (in order: the queue is put to under the outbox's lock)."""
+        with self._outbox_lock:
+            calls, self._outbox = self._outbox, []
+            if calls:
+                self._calls.put(calls)
 
     def flush(self) -> None:
         with self._lock:
+            self._send()
             token = next(self._tokens)
             self._calls.put(("flush", token))
             self._await("flushed", token)
 
     def stop(self) -> None:
         with self._lock:
+            self._send()
             if self._process.is_alive():
                 self._calls.put(None)
                 self._await("stopped", None)
@@ -154,10 +182,10 @@ def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
                 elif os.getppid() != parent:
                     return  # the gateway is gone without a word: nothing is left to store
                 continue
-            if isinstance(item, Call):
+            if isinstance(item, Call | list):
                 if not pending:
                     due = time.monotonic() + GATHER_S
-                pending.append(item)
+                pending.extend(item if isinstance(item, list) else [item])
                 if len(pending) >= BATCH:
                     write()
                 continue
