@@ -157,6 +157,10 @@ def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
         acks.put(("failed", str(exc)))
         return
     acks.put(("ready",))
+    # The price table's first lookup imports it (half a second of CPU): done now, while no call waits,
+    # rather than beside the proxy's first answers.
+    with contextlib.suppress(Exception):
+        import genai_prices  # noqa: F401
     written, failures = 0, []
     pending: list[Call] = []
     due = 0.0
