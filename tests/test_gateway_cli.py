@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from decimal import Decimal
 from pathlib import Path
 
@@ -80,6 +81,29 @@ def test_serve_then_list_calls_and_usage(tmp_path: Path) -> None:
     assert table.returncode == 0 and "run-one" in table.stdout and "unknown" in table.stdout
     days = run_cli("gateway", "usage", "--by", "day", "--db", str(db), env={"COLUMNS": "200"})
     assert days.returncode == 0 and "calls" in days.stdout
+
+
+def test_serve_runs_on_either_engine(tmp_path: Path) -> None:
+    with MockServer(Script([Turn.reply("hi", usage=USAGE)] * 2)) as mock:
+        for engine in ("aiohttp", "raw"):
+            db = str(tmp_path / "c.db")
+            process, url = serve("--upstream", mock.base_url, "--db", db, "--engine", engine)
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=30) as answer:
+                    server = answer.headers.get("Server") or ""
+                client = claude(base_url=f"{url}/t/{engine}", api_key="sk-ant-CLI-000003", max_retries=0)
+                client.messages.create(
+                    model="claude-sonnet-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+                )
+            finally:
+                process.send_signal(signal.SIGTERM)
+                _, err = process.communicate(timeout=30)
+            assert process.returncode == 0, err
+            assert ("aiohttp" in server) == (engine == "aiohttp"), server
+            listed = run_cli("gateway", "calls", "--db", db, "--run", engine, "--json")
+            assert [c["outcome"] for c in json.loads(listed.stdout)] == ["complete"]
+    wrong = run_cli("gateway", "serve", "--engine", "nginx", "--db", str(tmp_path / "c.db"))
+    assert wrong.returncode == 2 and "nginx" in wrong.stderr
 
 
 def test_serve_refuses_a_bad_upstream_and_a_taken_port(tmp_path: Path) -> None:

@@ -46,6 +46,12 @@ def serve(
             "(ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY).",
         ),
     ] = False,
+    engine: Annotated[
+        Literal["raw", "aiohttp"],
+        typer.Option(
+            help="The HTTP engine: raw (asyncio protocols, httptools; the fast default) or aiohttp.",
+        ),
+    ] = "raw",
 ) -> None:
     """Serve until Ctrl-C, printing the base URL first (clients add /t/<trace-id>)."""
     from tackroom.cli.mock import _wait_for_signal
@@ -55,7 +61,7 @@ def serve(
     # 0.5 ms of asking for it (Python's default is 5 ms). This process is the gateway's own.
     sys.setswitchinterval(0.0005)
     keys = keys_from_env() if inject_keys else {}
-    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys, writer="process")
+    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys, writer="process", engine=engine)
     gateway.start()
     typer.echo(gateway.url)
     try:
