@@ -27,7 +27,18 @@ def _readable(param: str) -> bool:
     return adapter.spec.transcripts is not None and get_family(adapter.family).transcripts() is not None
 
 
-READABLE = [p for p in AT_VERSIONS if _readable(p)]
+# A harness whose run writes its log where tackroom reads its stream, not in its home: nothing to read back.
+LOG_ON_STDOUT = {
+    "mini-swe-agent": "tackroom's run saves mini's trajectory to stdout (-o /dev/stdout), where the family"
+    " reads it: the run's home holds no trajectory file (the golden cases are mini's own runs)",
+}
+READABLE = [
+    pytest.param(p, marks=pytest.mark.skip(reason=LOG_ON_STDOUT[name]))
+    if (name := p.partition("@")[0]) in LOG_ON_STDOUT
+    else p
+    for p in AT_VERSIONS
+    if _readable(p)
+]
 USAGE = Usage(input=321, output=45, cache_read=67, cache_write=8, reasoning=0)
 
 
