@@ -141,3 +141,19 @@ def test_a_rewritten_session_is_read_again_whole_and_counted_once(
     path.write_text(json.dumps({"version": 1, "sessionId": SESSION, "messages": [_call(1), _call(2, 400)]}))
     assert totals() == (254 + 333, 90, 134, "not_reported", 2)
     assert api.usage("daily", harness="cline", timezone="UTC", refresh=False)["totals"]["calls"] == 2
+
+
+def test_a_subagents_file_in_its_parents_folder_is_a_child_session(tmp_path: Path) -> None:
+    """spawn_agent's messages go to <parent>/agent_<id>.messages.json, with no <id>.json of their own."""
+    _session(tmp_path, _call(1))
+    sub = tmp_path / SESSION / "agent_1796184115071_o0w1wh.messages.json"
+    sub.write_text(json.dumps({"agent": "subagent", "sessionId": f"{SESSION}__x", "messages": [_call(2)]}))
+    items = _read(sub)
+    assert not [i for i in items if isinstance(i, TraceIssue)]
+    meta = the_session(items)
+    assert (meta.session_id, meta.parent_id, meta.agent) == (f"{SESSION}__x", SESSION, "subagent")
+    assert [u.session_id for u in usage_reports(items)] == [f"{SESSION}__x"]
+    # Without its sessionId, the folder and the file name say it.
+    sub.write_text(json.dumps({"messages": []}))
+    meta = the_session(_read(sub))
+    assert (meta.session_id, meta.parent_id) == (f"{SESSION}__agent_1796184115071_o0w1wh", SESSION)

@@ -8,9 +8,12 @@ another, written in neither file). ``<id>.messages.json`` is one JSON object,
 read whole when it changed (``incremental = False``); one caught mid-write is
 an issue and nothing else, read when it is whole. ``<id>.json`` beside it
 holds what the session is: ``cwd``, ``model``, ``started_at``/``ended_at``,
-``status``, ``metadata.title`` and, for a subagent's session,
-``parent_session_id`` (a column of cline's session table; no recording holds
-one).
+``status`` and ``metadata.title``. A subagent (``spawn_agent``) writes its
+messages into its parent's folder as ``agent_<agent id>.messages.json``, with
+no ``<id>.json``: its session is its ``sessionId`` (``<parent>__agent_<id>``),
+its parent ``origin.parentThreadId`` (else the folder), its agent ``agent``
+(``subagent``). Verified on 3.0.65 by a run whose subagents were stopped
+before they wrote a message (the file then holds none).
 
 Each message (``id``, ``role``, ``content`` blocks, ``ts`` in epoch
 milliseconds) is a row, ``line`` its place from 1. Mapped blocks: a user's
@@ -156,33 +159,36 @@ class ClineTranscripts(TranscriptReader):
     suffixes = (SUFFIX,)
 
     def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
-        session = path.name.removesuffix(SUFFIX) or path.parent.name
+        folder = path.parent.name
+        stem = path.name.removesuffix(SUFFIX)
         data = read_json(path, MAX_MESSAGES)
         if isinstance(data, str):  # no session (or one caught mid-write): read when it is whole
             yield TraceIssue(path, 0, data)
             return
-        about = read_json(path.parent / f"{session}.json", MAX_META)
-        if isinstance(about, str):
-            yield TraceIssue(path, 0, f"{session}.json: {about}")
-            about = {}
-        info = SessionMeta(
-            session,
-            parent_id=text_or_none(about.get("parent_session_id")),
-            cwd=text_or_none(about.get("cwd")),
-            title=text_or_none(obj(about.get("metadata")).get("title")),
-        )
-        if info.parent_id is not None:
-            info.agent = text_or_none(data.get("agent"))
+        about: dict[str, Any] = {}
+        if stem == folder or not folder:  # the session's own messages, its <id>.json beside them
+            session = stem or folder
+            info = SessionMeta(session)
+            found = read_json(path.parent / f"{session}.json", MAX_META)
+            if isinstance(found, str):
+                yield TraceIssue(path, 0, f"{session}.json: {found}")
+            else:
+                about = found
+        else:  # a subagent's: agent_<id>.messages.json in its parent's folder, no <id>.json
+            session = text_or_none(data.get("sessionId")) or f"{folder}__{stem}"
+            parent = text_or_none(obj(data.get("origin")).get("parentThreadId")) or folder
+            info = SessionMeta(session, parent_id=parent, agent=text_or_none(data.get("agent")))
+        info.cwd = text_or_none(about.get("cwd"))
+        info.title = text_or_none(obj(about.get("metadata")).get("title"))
         model = text_or_none(about.get("model"))
         info.saw(str_or_none(about.get("started_at")), model)
         info.saw(str_or_none(about.get("ended_at")))
-        if not usage_only:
-            yield TraceEvent(session, SessionStarted(session_id=session, model=model), info.started, line=0)
         messages = seq(data.get("messages"))
         failed = about.get("status") == "failed"
+        items: list[TraceItem] = []
         for number, value in enumerate(messages, start=1):
             if not isinstance(value, dict):
-                yield TraceIssue(path, number, "a message that is not a JSON object")
+                items.append(TraceIssue(path, number, "a message that is not a JSON object"))
                 continue
             role = value.get("role")
             timestamp = iso(value.get("ts"))
@@ -190,12 +196,17 @@ class ClineTranscripts(TranscriptReader):
             info.saw(timestamp, call_model)
             if not usage_only:
                 for event in _events(role, value, fatal=failed and number == len(messages)):
-                    yield TraceEvent(session, event, timestamp, call_model, number)
+                    items.append(TraceEvent(session, event, timestamp, call_model, number))
             if role == "assistant" and "metrics" in value:
                 usage = usage_of(value.get("metrics"))
                 if usage.reported:
                     key = text_or_none(value.get("id"))
-                    yield TraceEvent(session, UsageReport(usage=usage), timestamp, call_model, number, key)
+                    items.append(
+                        TraceEvent(session, UsageReport(usage=usage), timestamp, call_model, number, key)
+                    )
+        if not usage_only:
+            yield TraceEvent(session, SessionStarted(session_id=session, model=model), info.started, line=0)
+        yield from items
         yield info
 
 
