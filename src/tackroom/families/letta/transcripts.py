@@ -13,7 +13,9 @@ changed (``incremental = False``).
 The session is the agent (``agent_id`` of ``conversation.json``, else the
 folder's name): what ``letta -p --output-format stream-json`` calls its
 ``session_id``, and what ``-a`` resumes. Each conversation of an agent is
-part of its session.
+part of its session. A subagent (the ``Agent`` tool) is a child ``letta``
+process with an agent of its own in the same store, which records no parent
+(only the child's environment does): its session stands alone.
 
 Mapped: a ``user`` message (each text block that is a ``<system-reminder>``
 letta added is kept as a raw record, the others are the user's text), an
