@@ -7,6 +7,7 @@ another, written in neither file). ``<id>.messages.json`` is one JSON object,
 "system_prompt"}``, that cline rewrites whole as the session goes on, so it is
 read whole when it changed (``incremental = False``); one caught mid-write is
 an issue and nothing else, read when it is whole. ``<id>.json`` beside it
+(read with the messages: a change to it alone is seen at their next rewrite)
 holds what the session is: ``cwd``, ``model``, ``started_at``/``ended_at``,
 ``status`` and ``metadata.title``. A subagent (``spawn_agent``) writes its
 messages into its parent's folder as ``agent_<agent id>.messages.json``, with
@@ -32,7 +33,8 @@ whole prompt, its cached part included (``cacheReadTokens``, and
 ``cacheWriteTokens`` where the provider reports one: Anthropic's), so both are
 subtracted. cline writes a figure its provider did not report as 0, and Chat
 Completions has no cache write figure: a zero ``cacheWriteTokens`` is no
-figure. No reasoning figure is written. The session's ``metadata.usage`` in
+figure; a zero ``cacheReadTokens`` is kept as written, as the family's stream
+keeps it (the wire has that figure). No reasoning figure is written. The session's ``metadata.usage`` in
 ``<id>.json`` is the running total of these calls, not a call. A figure that
 is there but not a count is unknown.
 """
