@@ -35,9 +35,10 @@ def test_the_family_is_registered() -> None:
     assert get_family("cline").stream == "cline --json"
 
 
-def test_the_session_is_the_top_agents_task_once() -> None:
+def test_the_session_starts_once_with_the_top_agent_and_no_id() -> None:
+    """The stream's taskId (conv_...) is not the id cline logs and resumes its session by."""
     events = parse([hook("agent_start", "conv_sub", parent="agent_1"), hook("agent_start", "conv_1")])
-    assert [e.session_id for e in events if isinstance(e, SessionStarted)] == ["conv_1"]
+    assert [e.session_id for e in events if isinstance(e, SessionStarted)] == [None]
 
 
 def test_usage_leaves_the_cached_part_out_of_input_and_takes_no_cache_write() -> None:

@@ -1,8 +1,8 @@
 """The cline family: Cline CLI's ``cline --json`` (one JSON event per line).
 
 Verified on 3.0.65 against the mock. Every line has a ``type``:
-``hook_event`` (``hookEventName`` agent_start/agent_end/..., ``taskId``: the
-session, ``parentAgentId`` null for the run's own agent), ``agent_event``
+``hook_event`` (``hookEventName`` agent_start/agent_end/..., ``taskId``: a
+conversation's id, not the session's, ``parentAgentId`` null for the run's own agent), ``agent_event``
 (``event.type``: ``content_start`` streams a delta with the text so far,
 ``content_end`` closes a text block with its whole ``text`` or a tool block
 with its result, ``usage`` per model call, ``done``, ``error``),
@@ -18,7 +18,7 @@ no such figure, so it is not taken; no reasoning figure is written.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import (
     Family,
@@ -42,6 +42,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 
 def run_usage(usage: Any) -> Usage:
@@ -81,7 +84,9 @@ class ClineStreamParser(StreamParser):
         if self._session is not None or not task or data.get("parentAgentId") is not None:
             return []
         self._session = task
-        return [SessionStarted(line, session_id=task)]
+        # taskId is a conversation's id (conv_...), not the session's: cline resumes (--id) and logs
+        # its session under another (<id>/<id>.json), which no line of the stream names.
+        return [SessionStarted(line)]
 
     def _agent(self, line: str, event: dict[str, Any]) -> list[Event]:
         kind = event.get("type")
@@ -149,6 +154,11 @@ class Cline(Family):
 
     def parser(self) -> StreamParser:
         return ClineStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.cline.transcripts import ClineTranscripts
+
+        return ClineTranscripts()
 
 
 FAMILY = Cline()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.errors import StreamLineError
 from tackroom.families.base import (
@@ -54,6 +54,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 
 def run_usage(usage: Any) -> Usage:
@@ -232,6 +235,11 @@ class Letta(Family):
 
     def parser(self) -> StreamParser:
         return LettaStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.letta.transcripts import LettaTranscripts
+
+        return LettaTranscripts()
 
     def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """The results of the run's tool calls, which the stream does not carry (see the module)."""

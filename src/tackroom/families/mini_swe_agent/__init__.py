@@ -29,7 +29,7 @@ run, whatever the exit code.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import (
     MAX_TEXT,
@@ -53,6 +53,9 @@ from tackroom.trace.events import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from tackroom.trace.model import TranscriptReader
 
 TRAJECTORY_FORMAT = "mini-swe-agent-1.1"
 SUBMITTED = "Submitted"
@@ -78,6 +81,47 @@ def _content_text(content: Any) -> str:
         return content
     parts = [obj(p).get("text") for p in seq(content) if obj(p).get("type") == "text"]
     return "".join(p for p in parts if isinstance(p, str))
+
+
+def message_events(message: dict[str, Any]) -> list[Event]:
+    """The events of one trajectory message: an assistant's text, tool calls and usage, a tool's
+    result, and the error of an ``exit`` whose status is not ``Submitted`` (the answer of one that
+    is, the run's final text, is the caller's)."""
+    raw = json.dumps(message, ensure_ascii=False)[:MAX_TEXT]
+    role, extra = message.get("role"), obj(message.get("extra"))
+    events: list[Event] = []
+    if role == "assistant":
+        text = _content_text(message.get("content"))
+        if text.strip():
+            events.append(AssistantText(raw, text=text))
+        for call in seq(message.get("tool_calls")):
+            function = obj(obj(call).get("function"))
+            name = str_or_none(function.get("name")) or ""
+            call_id = str_or_none(obj(call).get("id"))
+            events.append(
+                ToolCall(raw, name=name, call_id=call_id, input=json_arguments(function.get("arguments")))
+            )
+        usage = response_usage(extra)
+        if usage.reported:
+            events.append(UsageReport(raw, usage=usage, scope="turn"))
+    elif role == "tool":
+        returncode = extra.get("returncode")
+        output = extra.get("raw_output")
+        events.append(
+            ToolResult(
+                raw,
+                call_id=str_or_none(message.get("tool_call_id")),
+                output=output if isinstance(output, str) else _content_text(message.get("content")),
+                is_error=isinstance(returncode, int) and returncode != 0,
+            )
+        )
+    elif role == "exit":
+        status = str_or_none(extra.get("exit_status")) or ""
+        if status != SUBMITTED:
+            detail = _content_text(message.get("content")).strip()
+            shown = f"{status}: {detail}" if detail and detail != status else status or "no exit status"
+            events.append(ErrorEvent(raw, message=f"mini-swe-agent exited: {shown}"[:4096], fatal=True))
+    return events
 
 
 class MiniStreamParser(StreamParser):
@@ -132,42 +176,13 @@ class MiniStreamParser(StreamParser):
         return events
 
     def _message(self, message: dict[str, Any]) -> list[Event]:
-        raw = json.dumps(message, ensure_ascii=False)[:MAX_TEXT]
-        role, extra = message.get("role"), obj(message.get("extra"))
-        events: list[Event] = []
-        if role == "assistant":
-            text = _content_text(message.get("content"))
-            if text.strip():
-                events.append(AssistantText(raw, text=text))
-            for call in seq(message.get("tool_calls")):
-                function = obj(obj(call).get("function"))
-                name = str_or_none(function.get("name")) or ""
-                call_id = str_or_none(obj(call).get("id"))
-                events.append(
-                    ToolCall(raw, name=name, call_id=call_id, input=json_arguments(function.get("arguments")))
-                )
-            usage = response_usage(extra)
-            if usage.reported:
-                events.append(UsageReport(raw, usage=usage, scope="turn"))
-        elif role == "tool":
-            returncode = extra.get("returncode")
-            output = extra.get("raw_output")
-            events.append(
-                ToolResult(
-                    raw,
-                    call_id=str_or_none(message.get("tool_call_id")),
-                    output=output if isinstance(output, str) else _content_text(message.get("content")),
-                    is_error=isinstance(returncode, int) and returncode != 0,
-                )
-            )
-        elif role == "exit" and self._exit is None:
+        if message.get("role") == "exit":
+            if self._exit is not None:
+                return []
+            raw = json.dumps(message, ensure_ascii=False)[:MAX_TEXT]
+            extra = obj(message.get("extra"))
             self._exit = {"extra": extra, "content": _content_text(message.get("content")), "raw": raw}
-            status = str_or_none(extra.get("exit_status")) or ""
-            if status != SUBMITTED:
-                detail = self._exit["content"].strip()
-                shown = f"{status}: {detail}" if detail and detail != status else status or "no exit status"
-                events.append(ErrorEvent(raw, message=f"mini-swe-agent exited: {shown}"[:4096], fatal=True))
-        return events
+        return message_events(message)
 
     def close(self, exit_code: int | None) -> list[Event]:
         exit_message = self._exit
@@ -192,6 +207,11 @@ class MiniSweAgent(Family):
 
     def parser(self) -> StreamParser:
         return MiniStreamParser()
+
+    def transcripts(self) -> TranscriptReader:
+        from tackroom.families.mini_swe_agent.transcripts import MiniTranscripts
+
+        return MiniTranscripts()
 
 
 FAMILY = MiniSweAgent()
