@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-import threading
+import time
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
@@ -61,15 +61,17 @@ def _vocabulary(path: Path | None) -> ToolVocabulary | None:
 
 def _wait_for_signal() -> None:
     """Block until Ctrl-C or SIGTERM; either ends the server cleanly."""
-    done = threading.Event()
+    stopped = [False]
 
     def _stop(signum: int, frame: FrameType | None) -> None:
-        done.set()
+        # A plain flag: the handler runs in the main thread between two steps, so a lock taken here (an
+        # Event's) may be the one the main thread holds at that moment, and it would wait for itself.
+        stopped[0] = True
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        while not done.wait(0.5):  # a timed wait keeps the main thread responsive to SIGINT
-            pass
+        while not stopped[0]:
+            time.sleep(0.1)  # SIGTERM is seen within 0.1 s; SIGINT raises KeyboardInterrupt here
     except KeyboardInterrupt:
         pass
 
