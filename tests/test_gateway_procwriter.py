@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,8 @@ def test_a_writer_process_needs_a_path_or_url(tmp_path: Path) -> None:
 
 
 def test_calls_put_from_a_loop_are_stored_whatever_comes_first(tmp_path: Path) -> None:
-    """Calls put from an event loop go to the child a few at a time; a flush, a stop, or the loop's
-    end before they are sent loses none, and the order holds."""
+    """Calls put in one turn of an event loop go to the child together; a flush or a stop in that same
+    turn, before they are sent, loses none, and the order holds."""
     from tackroom.gateway.procwriter import ProcessWriter
     from tackroom.gateway.store import Call, open_store
 
@@ -114,16 +115,17 @@ def test_calls_put_from_a_loop_are_stored_whatever_comes_first(tmp_path: Path) -
     writer = ProcessWriter(str(db), open_store(db))
     writer.start()
 
-    async def put(batch: list[Call], wait_s: float) -> None:
+    async def put(batch: list[Call], then: Callable[[], None] | None = None) -> None:
         for call in batch:
             writer.put(call)
-        await asyncio.sleep(wait_s)
+        if then is None:
+            await asyncio.sleep(0.05)  # sent by the loop in its next turn
+        else:
+            then()  # in the same turn: what the outbox holds must go first
 
-    asyncio.run(put(calls(0, 50), 0.05))  # sent by the loop's own timer
-    asyncio.run(put(calls(50, 50), 0))  # the loop ends first: still in the outbox
-    writer.flush()
+    asyncio.run(put(calls(0, 50)))
+    asyncio.run(put(calls(50, 50), writer.flush))
     assert [row["call_id"] for row in writer.store.calls(trace="t")] == [f"c-{n}" for n in range(100)]
-    asyncio.run(put(calls(100, 7), 0))
-    writer.stop()  # sends what the outbox holds before it stops the child
+    asyncio.run(put(calls(100, 7), writer.stop))
     assert len(open_store(db).calls(trace="t")) == 107
     assert not writer.failures

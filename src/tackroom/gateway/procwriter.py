@@ -3,8 +3,8 @@
 The thread writer shares the interpreter lock with the proxy's event loop: while
 it reads, redacts, prices and stores a batch, the loop waits for the lock at
 each step of every stream. Here the loop only hands the finished calls to a
-queue, those of a few milliseconds together (pickled by the queue's feeder
-thread, a copy of bytes, once per message), and a child
+queue, those of one turn of the loop together (pickled by the queue's
+feeder thread, a copy of bytes, once per message), and a child
 process does the rest, with its own connection to the store (a SQLite file or
 PostgreSQL). The interface is the thread writer's: ``put``, ``flush`` (every
 call queued so far is stored, or has failed to be), ``stop``, ``failures``.
@@ -30,8 +30,6 @@ from tackroom.errors import GatewayError
 from tackroom.gateway.store import Call, CaptureStore, held_open, open_store
 from tackroom.gateway.writer import BATCH, GATHER_S, store_batch
 
-SEND_S = 0.005
-"""How long a call put from an event loop may wait for others to go to the child with it."""
 START_S = 60.0
 """How long the child may take to import and open its store."""
 _POLL_S = 0.5
@@ -57,7 +55,7 @@ class ProcessWriter:
         self._tokens = itertools.count(1)
         self._dead = False
         self._outbox: list[Call] = []
-        """Calls put from an event loop in the last moments: sent to the child together."""
+        """Calls put from an event loop in its current turn: sent to the child together."""
         self._outbox_lock = threading.Lock()
 
     @property
@@ -74,9 +72,10 @@ class ProcessWriter:
             raise GatewayError(f"the capture writer process cannot store calls: {why}")
 
     def put(self, call: Call) -> None:
-        """Queue ``call``; from an event loop, calls put within :data:`SEND_S` of each other go as one
-        message (each message wakes the queue's feeder thread, which then takes the interpreter lock
-        from the loop to pickle it)."""
+        """Queue ``call``; from an event loop, the calls put in one turn of the loop go as one message
+        (each message wakes the queue's feeder thread, which then takes the interpreter lock from the
+        loop to pickle it). They go at once, in the next turn: sent later, they would be pickled in
+        the middle of another call rather than while the client reads its answer."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -86,7 +85,7 @@ class ProcessWriter:
             self._outbox.append(call)
             first = len(self._outbox) == 1
         if first:
-            loop.call_later(SEND_S, self._send)
+            loop.call_soon(self._send)
 
     def _send(self) -> None:
         """What the outbox holds, to the child (in order: the queue is put to under the outbox's lock)."""
