@@ -137,6 +137,11 @@ def test_declared_capabilities_follow_the_adapter_data() -> None:
         "process.tree_killed",
         "transcripts.written",
     ]
+    # Roots read for the user's own runs, while tackroom's runs send the log to stdout (runs = false).
+    mini = builtins["mini-swe-agent"]
+    assert mini.spec.transcripts is not None and not mini.spec.transcripts.runs
+    assert "transcripts.written" not in declared_capabilities(mini)
+    assert "transcripts.written" in declared_capabilities(builtins["letta"])
 
 
 def test_cli_exit_codes_and_json(config_dir: Path, tmp_path: Path) -> None:

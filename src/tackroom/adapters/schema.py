@@ -187,6 +187,10 @@ class Transcripts(Strict):
     """Root directories, as path templates with ``${VAR:-default}``."""
     glob: str = TRANSCRIPT_GLOB
     """Transcript files under each root."""
+    runs: bool = True
+    """Whether tackroom's own runs of the harness leave their session there; false where a run sends
+    the log elsewhere (mini-swe-agent's trajectory goes to stdout, where its family reads it). The
+    roots are still read (the user's own runs), but ``transcripts.written`` is not claimed."""
 
 
 class Capability(Strict):

@@ -193,10 +193,13 @@ async def _profile_session(ctx: Context) -> None:
     model = ctx.wants(
         "endpoint.model", ctx.adapter.spec.options.model is not None, "the adapter has no model option"
     )
+    found = ctx.adapter.spec.transcripts
     transcripts = ctx.wants(
         "transcripts.written",
-        ctx.adapter.spec.transcripts is not None,
-        "the adapter declares no transcript roots",
+        found is not None and found.runs,
+        "the adapter declares no transcript roots"
+        if found is None
+        else "the adapter says its runs leave no session there (transcripts.runs = false)",
     )
     if not (items or usage or model or transcripts):
         return

@@ -351,7 +351,9 @@ def declared_capabilities(adapter: Adapter) -> list[str]:
         "endpoint.model": spec.model_endpoint is not None and spec.options.model is not None,
         "error.detected": spec.model_endpoint is not None,
         "process.tree_killed": spec.model_endpoint is not None,
-        "transcripts.written": spec.model_endpoint is not None and spec.transcripts is not None,
+        "transcripts.written": spec.model_endpoint is not None
+        and spec.transcripts is not None
+        and spec.transcripts.runs,
     }
     for name in ("mcp.offered", "mcp.called", "mcp.answered"):
         claims[name] = caps.mcp is not None
