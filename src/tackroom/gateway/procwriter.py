@@ -160,7 +160,8 @@ def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
     # rather than beside the proxy's first answers.
     with contextlib.suppress(Exception):
         import genai_prices  # noqa: F401
-    written, failures = 0, []
+    written = 0
+    failures: list[str] = []
     pending: list[Call] = []
     due = 0.0
 
@@ -170,11 +171,12 @@ def _child(db: str | None, calls: Any, acks: Any, parent: int) -> None:
             failure = store_batch(store, prices, pending)
             if failure is None:
                 written += len(pending)
+                hold()
             else:
                 failures.append(failure)
             pending.clear()
 
-    with held_open(store):  # one connection for every batch
+    with held_open(store) as hold:  # one connection for every batch, once one is stored
         while True:
             wait = max(due - time.monotonic(), 0.0) if pending else 1.0
             try:

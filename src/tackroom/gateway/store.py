@@ -290,16 +290,23 @@ class SQLiteCaptureStore:
 
 
 @contextlib.contextmanager
-def held_open(store: CaptureStore) -> Iterator[None]:
-    """While inside, a SQLite store keeps one connection open for a writer that stores batch after
-    batch: the last connection to close a WAL database copies the log into it, and each batch's own
-    connection would otherwise be that last one. A store that cannot be opened is not held; its
-    first batch fails and says why."""
+def held_open(store: CaptureStore) -> Iterator[Callable[[], None]]:
+    """For a writer that stores batch after batch: yields ``hold``, to call once a batch is stored.
+    Its first call opens a connection to a SQLite store that stays open until the end: the last
+    connection to close a WAL database copies the log into it, and each batch's own connection would
+    otherwise be that last one. Only once a batch is stored: a gateway that stores nothing (one that
+    cannot listen, say) creates no database file."""
     with contextlib.ExitStack() as held:
-        if isinstance(store, SQLiteCaptureStore):
-            with contextlib.suppress(TackroomError, OSError):
-                held.enter_context(store.db.connect())
-        yield
+        holding = False
+
+        def hold() -> None:
+            nonlocal holding
+            if not holding and isinstance(store, SQLiteCaptureStore):
+                holding = True
+                with contextlib.suppress(TackroomError, OSError):
+                    held.enter_context(store.db.connect())
+
+        yield hold
 
 
 def open_store(db: Path | str | StateDB | CaptureStore | None = None) -> CaptureStore:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Protocol
 
@@ -84,6 +85,8 @@ class CaptureWriter:
         self.written = 0
         self.failures: list[str] = []
         self._queue: queue.Queue[Call | None] = queue.Queue()
+        self._hold: Callable[[], None] = lambda: None
+        """Keeps the store's connection open once a batch is stored (see :func:`held_open`)."""
         self._gather = threading.Event()
         """Set while someone waits for the queue to drain: no more gathering."""
         self._thread = threading.Thread(target=self._run, name="tackroom-gateway-writer", daemon=True)
@@ -109,7 +112,8 @@ class CaptureWriter:
         self.prices.save()
 
     def _run(self) -> None:
-        with held_open(self.store):
+        with held_open(self.store) as hold:
+            self._hold = hold
             self._serve()
 
     def _serve(self) -> None:
@@ -138,6 +142,7 @@ class CaptureWriter:
         failure = store_batch(self.store, self.prices, calls)
         if failure is None:
             self.written += len(calls)
+            self._hold()
         else:
             self.failures.append(failure)
 
