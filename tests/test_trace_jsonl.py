@@ -46,3 +46,24 @@ def test_line_numbers_count_every_line_passed_over(tmp_path: Path) -> None:
     assert [n for n, _ in searched] == [1, 41, 67]
     assert searched == found
     assert (fast.offset, fast.line) == (plain.offset, plain.line) == (path.stat().st_size, 67)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(_PIECES, max_size=80),
+    head=st.integers(min_value=0, max_value=3),
+    chunk=st.integers(min_value=1, max_value=24),
+)
+def test_the_search_finds_the_same_across_chunk_boundaries(
+    tmp_path_factory: pytest.TempPathFactory, pieces: list[bytes], head: int, chunk: int
+) -> None:
+    # Logs are read 4 MiB at a time: here a few bytes at a time, so lines, needles and the last
+    # unfinished line fall across every boundary.
+    path = tmp_path_factory.mktemp("jsonl") / "log.jsonl"
+    path.write_bytes(b"".join(pieces))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonl, "BIG_CHUNK", chunk)
+        patch.setattr(jsonl, "CHUNK", chunk)
+        found, searched, plain, fast = _both(path, head)
+    assert searched == found
+    assert (fast.offset, fast.line) == (plain.offset, plain.line)

@@ -23,7 +23,7 @@ figure's sum and how many calls reported it.
 Beside the entries, each file keeps its calls' keys with what decides between
 copies of one call (:func:`rank`): a call logged in more than one file counts
 once, from its best copy, and the report takes the others out of their
-files' folds (:func:`negative`).
+files' folds (:func:`taken_out`).
 """
 
 from __future__ import annotations
@@ -172,18 +172,27 @@ def _fold(
     return keys, list(entries.values())
 
 
-def negative(n: int, row: UsageRow, width: int = HOUR, alone: bool = False) -> list[Any] | None:
-    """An entry that takes row ``n`` back out of its file's fold, or None when it cannot: an unknown
-    figure does not subtract (the file is folded again without it instead).
+def taken_out(
+    rows: list[UsageRow], places: list[int], width: int = HOUR, alone: bool = False
+) -> list[list[Any]] | None:
+    """The entries that take rows ``places`` of a file back out of its fold (one per entry they were
+    folded into), or None when one cannot: an unknown figure does not subtract (the file is folded
+    again without them instead).
 
-    Added to a report, it undoes the row's share of every sum and count, and of the cost."""
-    figures = row[R_INPUT : R_INPUT + _N]
-    if row[R_UNKNOWN] & FIGURE_BITS or figures[0] is None or figures[1] is None:
-        return None  # (a call without input or output made its whole entry unpriced)
-    return [
-        *place(n, row, width, alone),
-        -1,
-        *(-v if v is not None else 0 for v in figures),
-        *(-1 if v is not None else 0 for v in figures),
-        0,
-    ]
+    Added to a report, they undo the rows' share of every sum and count, and of the cost."""
+    out: dict[tuple[Any, ...], list[Any]] = {}
+    for n in places:
+        row = rows[n]
+        figures = row[R_INPUT : R_INPUT + _N]
+        if row[R_UNKNOWN] & FIGURE_BITS or figures[0] is None or figures[1] is None:
+            return None  # (a call without input or output made its whole entry unpriced)
+        where = place(n, row, width, alone)
+        entry = out.get(where)
+        if entry is None:
+            entry = out[where] = [*where, *_ZEROS]
+        entry[E_CALLS] -= 1
+        for at, value in zip(_SUMS, figures, strict=True):
+            if value is not None:
+                entry[at] -= value
+                entry[at + _N] -= 1
+    return list(out.values())

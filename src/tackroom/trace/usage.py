@@ -49,7 +49,7 @@ from tackroom.trace.summary import (
     HOUR,
     QUARTER,
     fold,
-    negative,
+    taken_out,
 )
 
 Group = Literal["daily", "monthly", "session", "model"]
@@ -344,14 +344,13 @@ def _build_at(
             (blob,) = db.execute("SELECT usage FROM trace_files WHERE id = ?", (file_id,)).fetchone()
             calls = orjson.loads(blob)
             entries = orjson.loads(summary) if stored else None
-            out = [] if entries is None else [negative(n, calls[n]) for n in taken or ()]
-            if entries is None or None in out:
+            out = None if entries is None else taken_out(calls, taken or [])
+            if entries is None or out is None:
                 # The file's calls folded again, less those counted from another file's copy.
                 gone = set(taken or ())
                 entries = fold([call for n, call in enumerate(calls) if n not in gone], width, alone)[1]
                 out = []
             for entry in [*entries, *out]:
-                assert entry is not None
                 add(owner, file_id, entry)
     if book is not None:
         book.prefetch(entry[E_MODEL] or "unknown" for _, entry in merged.values())
