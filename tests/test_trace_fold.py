@@ -1,5 +1,7 @@
 """The fold every read file gets (:func:`tackroom.trace.summary.fold`, written inline for speed) is the
-step-by-step fold (:func:`~tackroom.trace.summary._fold`) for any rows."""
+step-by-step fold (:func:`~tackroom.trace.summary._fold`) for any rows; what a report takes out of a
+fold for calls counted elsewhere (:func:`~tackroom.trace.summary.taken_out`) leaves the fold of the
+rest."""
 
 from __future__ import annotations
 
@@ -8,8 +10,19 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tackroom.trace.model import SIDECHAIN
-from tackroom.trace.summary import HOUR, QUARTER, _fold, fold
+from tackroom.trace.model import FIGURE_BITS, R_INPUT, SIDECHAIN
+from tackroom.trace.summary import (
+    E_CALLS,
+    E_REPORTED,
+    E_SUMS,
+    E_UNKNOWN,
+    HOUR,
+    QUARTER,
+    _fold,
+    fold,
+    place,
+    taken_out,
+)
 
 _TIMES = st.one_of(
     st.none(),
@@ -53,6 +66,65 @@ def test_the_inline_fold_is_the_step_by_step_fold(rows: list[tuple[Any, ...]]) -
     assert fold(listed) == _fold(listed)
     assert fold(listed, HOUR, True) == _fold(listed, HOUR, True)
     assert fold(listed, QUARTER) == _fold(listed, QUARTER)
+
+
+def _added(entries: list[list[Any]]) -> dict[tuple[Any, ...], list[Any]]:
+    """Entries added up by place, those left with no call dropped (as a report leaves them out)."""
+    sums: dict[tuple[Any, ...], list[Any]] = {}
+    for entry in entries:
+        known = sums.setdefault(tuple(entry[:E_CALLS]), [0] * (E_UNKNOWN - E_CALLS))
+        known[:] = [a + b for a, b in zip(known, entry[E_CALLS:E_UNKNOWN], strict=True)]
+    return {k: v for k, v in sums.items() if v[0]}
+
+
+_COUNT = st.integers(min_value=0, max_value=2**40)
+_CLEAN_ROW = st.tuples(
+    st.integers(min_value=1, max_value=10**6),
+    st.sampled_from(["2026-11-01T10:45:00.000Z", "2026-11-01T10:05:00.000Z", "2026-11-01T10:45:00+05:30"]),
+    st.sampled_from(["claude-sonnet-4-5", "m"]),
+    st.one_of(st.none(), st.sampled_from(["msg_1", "msg_2"])),
+    st.just("s1"),
+    _COUNT,
+    _COUNT,
+    _FIGURE,
+    _FIGURE,
+    _FIGURE,
+    st.sampled_from([0, SIDECHAIN]),
+)
+"""Calls that can be taken out, many of them in one entry."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.one_of(_ROW, _CLEAN_ROW, _CLEAN_ROW), max_size=30), data=st.data())
+def test_taking_calls_out_of_a_fold_leaves_the_fold_of_the_rest(
+    rows: list[tuple[Any, ...]], data: Any
+) -> None:
+    listed = [list(row) for row in rows]
+    places = data.draw(st.lists(st.sampled_from(range(len(listed))), unique=True) if listed else st.just([]))
+    for width, alone in ((HOUR, False), (HOUR, True), (QUARTER, False)):
+        out = taken_out(listed, places, width, alone)
+        gone = [listed[n] for n in places]
+        if any(r[10] & FIGURE_BITS or r[5] is None or r[6] is None for r in gone):
+            assert out is None  # an unknown figure cannot be subtracted: the file is folded again
+            continue
+        assert out is not None
+        # Each call folded alone at its place in the file (a call kept alone is keyed by it).
+        every = [entry for n, row in enumerate(listed) for entry in _one(n, row, width, alone)]
+        assert _added(_fold(listed, width, alone)[1]) == _added(every)
+        rest = [
+            entry for n, row in enumerate(listed) if n not in places for entry in _one(n, row, width, alone)
+        ]
+        assert _added([*_fold(listed, width, alone)[1], *out]) == _added(rest)
+
+
+def _one(n: int, row: list[Any], width: int, alone: bool) -> list[list[Any]]:
+    entry = [*place(n, row, width, alone), *[0] * (E_UNKNOWN - E_CALLS + 1)]
+    entry[E_CALLS] += 1
+    for at, value in enumerate(row[R_INPUT : R_INPUT + 5]):
+        if value is not None:
+            entry[E_SUMS + at] += value
+            entry[E_REPORTED + at] += 1
+    return [entry]
 
 
 def test_a_fold_sums_per_hour_model_session_and_band() -> None:

@@ -181,18 +181,46 @@ def taken_out(
 
     Added to a report, they undo the rows' share of every sum and count, and of the cost."""
     out: dict[tuple[Any, ...], list[Any]] = {}
+    get = out.get
+    hourly = width == HOUR and not alone
     for n in places:
-        row = rows[n]
-        figures = row[R_INPUT : R_INPUT + _N]
-        if row[R_UNKNOWN] & FIGURE_BITS or figures[0] is None or figures[1] is None:
+        _, ts, model, _, session, i, o, cr, cw, r, unknown = rows[n]
+        if unknown & FIGURE_BITS or i is None or o is None:
             return None  # (a call without input or output made its whole entry unpriced)
-        where = place(n, row, width, alone)
-        entry = out.get(where)
+        # :func:`place`, inline for a UTC time (as :func:`fold` does): most copies are taken out here.
+        if (
+            hourly
+            and type(ts) is str
+            and len(ts) >= 17
+            and ts[-1] == "Z"
+            and ts[10] == "T"
+            and ts[13] == ts[16] == ":"
+            and ts[14:16].isdigit()
+        ):
+            where: tuple[Any, ...] = (
+                ts[:13],
+                model,
+                session,
+                0,
+                bisect_left(BOUNDS, i + (cr or 0) + (cw or 0)),
+            )
+        else:
+            where = place(n, rows[n], width, alone)
+        entry = get(where)
         if entry is None:
-            entry = out[where] = [*where, *_ZEROS]
-        entry[E_CALLS] -= 1
-        for at, value in zip(_SUMS, figures, strict=True):
-            if value is not None:
-                entry[at] -= value
-                entry[at + _N] -= 1
+            entry = out[where] = [*where, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        entry[5] -= 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n
+        entry[6] -= i
+        entry[7] -= o
+        entry[11] -= 1
+        entry[12] -= 1
+        if cr is not None:
+            entry[8] -= cr
+            entry[13] -= 1
+        if cw is not None:
+            entry[9] -= cw
+            entry[14] -= 1
+        if r is not None:
+            entry[10] -= r
+            entry[15] -= 1
     return list(out.values())
