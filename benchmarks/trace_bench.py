@@ -18,7 +18,8 @@ N, default 3). Per step: wall time, MB/s over the corpus, the peak RSS of the pr
 larger of the sum of RSS over the live tree, sampled every 5 ms, and the largest single process
 from ``wait4``), and whether tackroom's totals equal ccusage's to the token per day and model
 (after the append, against ccusage run on the grown corpus).
-Prints a Markdown table for RESULTS.md; ``--write`` puts it in RESULTS.md's ``traces`` section.
+CPU is the user and system seconds of the process with its threads and the workers it reaped
+(wait4). Prints a Markdown table for RESULTS.md; ``--write`` puts it in RESULTS.md's ``traces`` section.
 
     .venv/bin/python benchmarks/trace_bench.py [--runs 3] [--sizes 100,500] [--seed 1]
 """
@@ -123,6 +124,8 @@ class Sample:
     stdout: str
     single: int = 0
     """The largest single process's peak RSS (wait4: the child and its reaped descendants, the max)."""
+    cpu: float = 0.0
+    """User and system CPU seconds of the process, its threads and its reaped descendants (wait4)."""
 
 
 def measure(argv: Sequence[str], env: dict[str, str]) -> Sample:
@@ -150,7 +153,8 @@ def measure(argv: Sequence[str], env: dict[str, str]) -> Sample:
             tail = err.read().decode(errors="replace")[-2000:]
             raise RuntimeError(f"{' '.join(argv[:4])}... failed ({proc.returncode}): {tail}")
         single = usage.ru_maxrss * 1024  # Linux: KiB; the child and its reaped descendants
-        return Sample(elapsed, max(peak[0], single), out.read().decode(), single)
+        cpu = usage.ru_utime + usage.ru_stime
+        return Sample(elapsed, max(peak[0], single), out.read().decode(), single, cpu)
 
 
 # --- reading the two reports -----------------------------------------------------------------
@@ -225,6 +229,7 @@ class Result:
     seconds: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in STEPS})
     rss: dict[str, list[int]] = field(default_factory=lambda: {s: [] for s in STEPS})
     single: dict[str, list[int]] = field(default_factory=lambda: {s: [] for s in STEPS})
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in STEPS})
     equal: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in STEPS})
     errors: list[str] = field(default_factory=list)
 
@@ -261,6 +266,7 @@ def one_round(
         result.seconds[step].append(sample.seconds)
         result.rss[step].append(sample.rss)
         result.single[step].append(sample.single)
+        result.cpu[step].append(sample.cpu)
         if reference is not None:
             result.equal[step].append(same(sample.stdout, reference))
 
@@ -297,25 +303,26 @@ def table(results: list[Result]) -> str:
     lines = [
         f"Machine: {machine()}; ccusage {CCUSAGE_VERSION} (native); median of the rounds.",
         "",
-        "| corpus | step | wall (ms) | MB/s | peak RSS, tree (MB) | largest process (MB) | equal to ccusage "
-        "| vs ccusage cold |",
-        "|---|---|---:|---:|---:|---:|---|---:|",
+        "| corpus | step | wall (ms) | MB/s | CPU (s) | peak RSS, tree (MB) | largest process (MB) "
+        "| equal to ccusage | vs ccusage cold |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in results:
         base = statistics.median(r.seconds["ccusage cold"]) if r.seconds["ccusage cold"] else None
         for step in STEPS:
             times = r.seconds[step]
             if not times:
-                lines.append(f"| {r.size_mb} MB | {step} | failed | | | | | |")
+                lines.append(f"| {r.size_mb} MB | {step} | failed | | | | | | |")
                 continue
             wall = statistics.median(times)
             rss = statistics.median(r.rss[step]) / MB
             single = statistics.median(r.single[step]) / MB
+            cpu = statistics.median(r.cpu[step])
             equal = "; ".join(sorted(set(r.equal[step]))) or "(reference)"
             ratio = f"{base / wall:.2f}x" if base and step != "ccusage cold" else ""
             lines.append(
                 f"| {r.size_mb} MB ({r.bytes / MB:.0f} MB) | {step} | {wall * 1000:.0f} | "
-                f"{r.bytes / MB / wall:.0f} | {rss:.1f} | {single:.1f} | {equal} | {ratio} |"
+                f"{r.bytes / MB / wall:.0f} | {cpu:.2f} | {rss:.1f} | {single:.1f} | {equal} | {ratio} |"
             )
     errors = [e for r in results for e in r.errors]
     if errors:
