@@ -182,30 +182,12 @@ def taken_out(
     Added to a report, they undo the rows' share of every sum and count, and of the cost."""
     out: dict[tuple[Any, ...], list[Any]] = {}
     get = out.get
-    hourly = width == HOUR and not alone
     for n in places:
-        _, ts, model, _, session, i, o, cr, cw, r, unknown = rows[n]
+        row = rows[n]
+        _, _, _, _, _, i, o, cr, cw, r, unknown = row
         if unknown & FIGURE_BITS or i is None or o is None:
             return None  # (a call without input or output made its whole entry unpriced)
-        # :func:`place`, inline for a UTC time (as :func:`fold` does): most copies are taken out here.
-        if (
-            hourly
-            and type(ts) is str
-            and len(ts) >= 17
-            and ts[-1] == "Z"
-            and ts[10] == "T"
-            and ts[13] == ts[16] == ":"
-            and ts[14:16].isdigit()
-        ):
-            where: tuple[Any, ...] = (
-                ts[:13],
-                model,
-                session,
-                0,
-                bisect_left(BOUNDS, i + (cr or 0) + (cw or 0)),
-            )
-        else:
-            where = place(n, rows[n], width, alone)
+        where = place(n, row, width, alone)
         entry = get(where)
         if entry is None:
             entry = out[where] = [*where, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
