@@ -190,7 +190,7 @@ def taken_out(
         where = place(n, row, width, alone)
         entry = get(where)
         if entry is None:
-            entry = out[where] = [*where, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            entry = out[where] = [*where, *_ZEROS]
         entry[5] -= 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n
         entry[6] -= i
         entry[7] -= o
