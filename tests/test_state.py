@@ -155,6 +155,23 @@ def test_a_file_that_is_not_a_database_is_an_error_naming_it_and_the_fix(tmp_pat
     assert str(path) in str(caught.value) and "move it aside" in str(caught.value)
 
 
+def test_a_kept_connection_is_migrated_and_its_errors_name_the_file(tmp_path: Path) -> None:
+    db = StateDB(tmp_path / "state.db")
+    kept = db.open()
+    try:
+        with db.errors():
+            assert kept.execute("SELECT count(*) FROM trace_files").fetchone() == (0,)
+        failed = r"state\.db: the state database failed \(no such table"
+        with pytest.raises(StateError, match=failed), db.errors():
+            kept.execute("SELECT * FROM no_such_table")
+    finally:
+        kept.close()
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StateError, match="move it aside"):
+        StateDB(bad).open()
+
+
 def test_another_programs_database_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     with sqlite3.connect(path) as db:

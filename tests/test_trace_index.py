@@ -259,10 +259,22 @@ def test_reading_in_worker_processes_gives_the_same_report(
         )
     serial = daily(jobs=1)
     monkeypatch.setattr(index, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(index, "BATCH_FILES", 2)
+    workers = Path(os.environ["HOME"]) / "workers"
+    start = index._start_worker
+
+    def started(db: StateDB) -> None:  # the pool forks: each worker runs this, inherited
+        with workers.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        start(db)
+
+    monkeypatch.setattr(index, "_start_worker", started)
     where = Where.of()
     db = StateDB(Path(os.environ["HOME"]) / "other.db")
     parallel = api.usage("daily", harness="claude-code", timezone="UTC", jobs=2, where=where, db=db)
     assert parallel["rows"] == serial["rows"]
+    pids = set(workers.read_text().split())
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # six batches, stored by two other processes
 
 
 def test_sessions_of_runs_are_found_in_their_isolated_homes(projects: Path, isolated_home: Path) -> None:

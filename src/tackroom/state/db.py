@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from tackroom._files import data_dir
@@ -60,6 +60,25 @@ class StateDB:
                 yield db
             finally:
                 db.close()
+
+    def open(self) -> sqlite3.Connection:
+        """A connection the caller keeps, for many transactions, and closes; use it inside
+        :meth:`errors`. Opening one costs about a millisecond (the schema is read again), which a
+        process storing hundreds of batches (a scan's worker) pays once this way."""
+        with self._translated():
+            db = self._open()
+            try:
+                if not self._migrated:
+                    migrate(db, self.path, self._upto)
+                    self._migrated = True
+            except BaseException:
+                db.close()
+                raise
+            return db
+
+    def errors(self) -> AbstractContextManager[None]:
+        """Inside it, any sqlite3 error is raised as a StateError naming this file and the fix."""
+        return self._translated()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

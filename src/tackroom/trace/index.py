@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import multiprocessing.util
 import os
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -340,32 +342,54 @@ class TraceIndex:
         done = 0
         # A connection held open while the batches are stored: the last one to close a WAL database
         # copies the log into it, and each batch's own connection would otherwise be the last (about a
-        # sixth of a first pass's time went there). Opened after the workers are forked, never shared.
+        # sixth of a first pass's time went there). Each worker keeps a connection of its own, opened
+        # after the fork, never shared, and closed as it ends (before this one).
         if jobs <= 1 or total < PARALLEL_BYTES or len(batches) < 2:
-            with self.db.connect():
+            with self.db.connect() as conn:
+                conn.execute("PRAGMA synchronous=NORMAL")  # a cache of the logs: a crash loses a batch
                 for batch in batches:
-                    done += read_and_store(self.db, batch)
+                    done += read_and_store(self.db, batch, conn)
                     if progress:
                         progress(done, total)
             return
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         )
-        with context.Pool(min(jobs, len(batches))) as pool, self.db.connect():
-            for read in pool.imap_unordered(partial(read_and_store, self.db), batches):
+        with (
+            self.db.connect(),
+            context.Pool(min(jobs, len(batches)), initializer=_start_worker, initargs=(self.db,)) as pool,
+        ):
+            for read in pool.imap_unordered(partial(_worker_read, self.db), batches):
                 done += read
                 if progress:
                     progress(done, total)
+            pool.close()
+            pool.join()
 
 
-def read_and_store(db: StateDB, batch: list[Task]) -> int:
-    """Read each file of ``batch`` and store what was found, in one transaction; the bytes read.
+_WORKER_DB: sqlite3.Connection | None = None
+"""A scan worker's connection to the state database, kept for every batch it stores (opening one per
+batch cost a tenth of a first pass's CPU: each reads the schema again)."""
 
-    Runs in a worker process as well as in the scanning one: it opens its own connection.
-    """
+
+def _start_worker(db: StateDB) -> None:
+    global _WORKER_DB
+    _WORKER_DB = db.open()
+    with db.errors():
+        _WORKER_DB.execute("PRAGMA synchronous=NORMAL")
+    multiprocessing.util.Finalize(None, _WORKER_DB.close, exitpriority=0)  # runs as a closed pool ends
+
+
+def _worker_read(db: StateDB, batch: list[Task]) -> int:
+    assert _WORKER_DB is not None
+    return read_and_store(db, batch, _WORKER_DB)
+
+
+def read_and_store(db: StateDB, batch: list[Task], conn: sqlite3.Connection) -> int:
+    """Read each file of ``batch`` and store what was found on ``conn`` (one of ``db``'s), in one
+    transaction; the bytes read. Runs in the scan's workers, or in the scanning process itself."""
     results = [(task, read_file(task)) for task in batch]
-    with db.connect() as conn:
-        conn.execute("PRAGMA synchronous=NORMAL")  # a cache of the logs: a crash loses a batch, read again
+    with db.errors():
         _store(conn, results)
     return sum(_todo(task) for task in batch)
 
