@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.families import Family, family_names, get_family
 from tackroom.families.base import PlainTextParser
@@ -36,3 +41,67 @@ def test_plain_text_parser_reports_stdout_and_nothing_invented() -> None:
     events = parser.close(0)
     assert events == [AssistantText(text="hello\nworld"), Finished(final_text="hello\nworld", ok=True)]
     assert PlainTextParser().close(2) == [Finished(final_text=None, ok=False)]
+
+
+ENTRY_POINTS_ORACLE = """
+import importlib.metadata, json, sys
+from tackroom import _dists
+from tackroom.families import GROUP, _entry_points
+theirs = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=GROUP)}
+def _version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+names = {d.metadata["Name"] for d in importlib.metadata.distributions()} | {"no-such-dist"}
+versions = [{n: _dists.version(n) for n in names}, {n: _version(n) for n in names}]
+print(json.dumps([_entry_points(), theirs, *versions]))
+"""
+
+
+def _dist(root: Path, stem: str, text: str | None) -> None:
+    info = root / stem
+    info.mkdir(parents=True)
+    name, version = stem.rpartition(".")[0].partition("-")[::2]
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version or 0}\n\nVersion: not a header\n"
+    (info / "METADATA" if stem.endswith("dist-info") else info / "PKG-INFO").write_text(metadata)
+    if text is not None:
+        (info / "entry_points.txt").write_text(text)
+
+
+def test_entry_points_and_versions_are_found_as_importlib_metadata_finds_them(tmp_path: Path) -> None:
+    """tackroom reads entry_points.txt and METADATA itself (importing importlib.metadata cost a third
+    of a quick command's start); importlib.metadata is the oracle, in a process whose sys.path holds
+    shadowed, commented, oddly named and entry-point-less distributions beside the installed ones."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(
+        first,
+        "Acme.Families-2.0.dist-info",
+        "# a comment\n\n [tackroom.families] \n  acme = acme.fam:FAMILY  \n",
+    )
+    _dist(second, "acme_families-1.0.dist-info", "[tackroom.families]\nacme = old.fam:FAMILY\nold = old:F\n")
+    _dist(
+        second,
+        "zeta-1.dist-info",
+        "[console_scripts]\nzeta = zeta:main\n[tackroom.families]\nzeta = zeta:F\n",
+    )
+    _dist(second, "legacy.egg-info", "[tackroom.families]\nlegacy=legacy.mod:FAMILY.inner\n")
+    _dist(second, "bare-3.dist-info", None)
+    (second / "file-1.egg-info").write_text("Metadata-Version: 1.0\nName: file\n")
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINTS_ORACLE],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{first}:{second}", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=True,
+    )
+    ours, theirs, our_versions, their_versions = json.loads(done.stdout)
+    assert ours == theirs
+    assert our_versions == their_versions
+    assert our_versions["Acme.Families"] == "2.0" and our_versions["no-such-dist"] is None
+    assert (
+        ours["acme"] == "acme.fam:FAMILY" and "old" not in ours
+    )  # the first acme-families shadows the second
+    assert ours["zeta"] == "zeta:F" and ours["legacy"] == "legacy.mod:FAMILY.inner"
+    assert ours["claude-code"] == "tackroom.families.claude_code:FAMILY"  # the installed ones too

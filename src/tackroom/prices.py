@@ -28,7 +28,6 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +100,10 @@ class PriceBook:
     @classmethod
     def default(cls) -> PriceBook:
         """The book cached under ``$XDG_CACHE_HOME/tackroom/``, one file per ``genai-prices`` release."""
+        from tackroom._dists import version
         from tackroom._files import cache_dir
 
-        try:
-            release = version("genai-prices")
-        except PackageNotFoundError:
-            release = "unknown"
-        return cls(cache_dir() / f"prices-{release}.json")
+        return cls(cache_dir() / f"prices-{version('genai-prices') or 'unknown'}.json")
 
     def lookup(self, model: str) -> ModelPrices | None:
         """``model``'s prices, or None when the table does not know it."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
+from tackroom._dists import entry_points
 from tackroom.errors import FamilyError
 from tackroom.families.base import Family
 
@@ -24,7 +24,7 @@ __all__ = ["GROUP", "Family", "family_names", "get_family"]
 
 @cache
 def _entry_points() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return entry_points(GROUP)
 
 
 def family_names() -> list[str]:

@@ -354,12 +354,9 @@ class AcpClient(ClientParser):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from tackroom._dists import version
 
-    try:
-        return version("tackroom")
-    except PackageNotFoundError:
-        return "unknown"
+    return version("tackroom") or "unknown"
 
 
 class GeminiAcpClient(AcpClient):
