@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 
 from tackroom.trace.model import FIGURE_BITS, R_INPUT, SIDECHAIN
 from tackroom.trace.summary import (
+    C_ENTRY,
+    C_FIELDS,
+    C_PLACE,
     E_CALLS,
     E_REPORTED,
     E_SUMS,
@@ -21,6 +24,7 @@ from tackroom.trace.summary import (
     _fold,
     fold,
     place,
+    records,
     taken_out,
 )
 
@@ -100,21 +104,35 @@ def test_taking_calls_out_of_a_fold_leaves_the_fold_of_the_rest(
     rows: list[tuple[Any, ...]], data: Any
 ) -> None:
     listed = [list(row) for row in rows]
-    places = data.draw(st.lists(st.sampled_from(range(len(listed))), unique=True) if listed else st.just([]))
-    for width, alone in ((HOUR, False), (HOUR, True), (QUARTER, False)):
-        out = taken_out(listed, places, width, alone)
-        gone = [listed[n] for n in places]
-        if any(r[10] & FIGURE_BITS or r[5] is None or r[6] is None for r in gone):
-            assert out is None  # an unknown figure cannot be subtracted: the file is folded again
-            continue
-        assert out is not None
-        # Each call folded alone at its place in the file (a call kept alone is keyed by it).
-        every = [entry for n, row in enumerate(listed) for entry in _one(n, row, width, alone)]
-        assert _added(_fold(listed, width, alone)[1]) == _added(every)
-        rest = [
-            entry for n, row in enumerate(listed) if n not in places for entry in _one(n, row, width, alone)
-        ]
-        assert _added([*_fold(listed, width, alone)[1], *out]) == _added(rest)
+    keys, copies, entries = fold(listed)
+    assert len(copies) == C_FIELDS * len(keys) and records(copies.tobytes(), len(keys)) == copies
+    chosen = data.draw(st.lists(st.sampled_from(range(len(keys))), unique=True) if keys else st.just([]))
+    taken = [tuple(copies[n * C_FIELDS : (n + 1) * C_FIELDS]) for n in chosen]
+    places = [copy[C_PLACE] for copy in taken]
+    assert [listed[n][3] for n in places] == [keys[n] for n in chosen]  # a record names its key's row
+    out = taken_out(entries, taken)
+    gone = [listed[n] for n in places]
+    if any(r[10] & FIGURE_BITS or r[5] is None or r[6] is None for r in gone):
+        assert out is None  # an unknown figure cannot be subtracted: the file is folded again
+        return
+    assert out is not None
+    # Each call folded alone at its place in the file (a call kept alone is keyed by it).
+    every = [entry for n, row in enumerate(listed) for entry in _one(n, row, HOUR, False)]
+    assert _added(entries) == _added(every)
+    rest = [entry for n, row in enumerate(listed) if n not in places for entry in _one(n, row, HOUR, False)]
+    assert _added([*entries, *out]) == _added(rest)
+
+
+def test_a_record_naming_no_entry_is_not_trusted() -> None:
+    rows: list[list[Any]] = [[1, "2026-11-01T10:05:00.000Z", "m", "a", "s", 10, 1, None, 5, None, 0]]
+    _, copies, entries = fold(rows)
+    record = list(copies)
+    assert taken_out(entries, [tuple(record)]) is not None
+    record[C_ENTRY] = -1  # Python would take the last entry
+    assert taken_out(entries, [tuple(record)]) is None
+    record[C_ENTRY] = 1
+    assert taken_out(entries, [tuple(record)]) is None
+    assert records(copies.tobytes()[:-1], 1) is None and records(copies.tobytes(), 2) is None
 
 
 def _one(n: int, row: list[Any], width: int, alone: bool) -> list[list[Any]]:
@@ -133,8 +151,10 @@ def test_a_fold_sums_per_hour_model_session_and_band() -> None:
         [2, "2026-11-01T10:55:00.000Z", "m", "b", "s", 20, 2, 3, None, None, SIDECHAIN],
         [3, "2026-11-01T11:00:00.000Z", "m", None, "s", 300_000, 1, 0, 0, None, 2],
     ]
-    keys, entries = fold(rows)
-    assert keys == {"a": [0, 1, 16, 1, 5, 10], "b": [1, 0, 25, 2, 0, 20]}
+    keys, copies, entries = fold(rows)
+    assert keys == ["a", "b"]
+    # place, rank (not a side chain, total, output, cache write, input), entry, cache read, reasoning, flags
+    assert list(copies) == [0, 1, 16, 1, 5, 10, 0, 0, 0, 0b101011, 1, 0, 25, 2, 0, 20, 0, 3, 0, 0b100111]
     assert entries == [
         ["2026-11-01T10", "m", "s", 0, 0, 2, 30, 3, 3, 5, 0, 2, 2, 1, 1, 0, 0],
         ["2026-11-01T11", "m", "s", 0, 7, 1, 300_000, 1, 0, 0, 0, 1, 1, 1, 1, 0, 2],

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tackroom.errors import TraceError
 from tackroom.state.db import StateDB
 from tackroom.trace import api, index
 from tackroom.trace.api import Where
@@ -424,6 +425,37 @@ def test_a_copy_with_an_unknown_figure_is_taken_out_by_folding_its_file_again(pr
     assert by_day(report) == {"2026-11-01": (15, 6, 3, 0, 2)}
     sessions = api.usage("session", harness="claude-code", timezone="UTC")
     assert {r["key"]: r["calls"] for r in sessions["rows"]} == {"s1": 1, "s2": 1}
+
+
+def test_a_figure_too_large_to_be_a_count_is_unknown_and_the_rest_counted(projects: Path) -> None:
+    """Figures above summary.MAX_TOKENS (up to the largest JSON integer a parser takes whole) would not
+    add up in the index's 64 bits: they are unknown, like a negative one, never a crash."""
+    write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", "msg_a", u(2**64 - 1, 2**63, 2**41, 1)),
+        line("s1", "2026-11-01T10:00:01.000Z", "msg_b", u(2**40, 7), request="r2"),
+        line("s1", "2026-11-02T10:00:00.000Z", "msg_c", u(3, 4), request="r3"),
+    )
+    write(projects / "p" / "s2.jsonl", line("s2", "2026-11-01T11:00:00.000Z", "msg_z", u(1, 1)))
+    report = daily()
+    assert by_day(report) == {
+        "2026-11-01": ("unknown", "unknown", "unknown", 1, 3),
+        "2026-11-02": (3, 4, 0, 0, 1),
+    }
+    assert report["rows"][0]["models"][0]["cost_usd"] is None
+    assert by_day(daily()) == by_day(report)  # the index and the cached report hold them too
+
+
+def test_damaged_copy_records_in_the_index_are_an_error_naming_the_fix(projects: Path) -> None:
+    write(projects / "p" / "a.jsonl", line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    write(projects / "p" / "b.jsonl", line("s2", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    assert by_day(daily()) == {"2026-11-01": (10, 1, 0, 0, 1)}
+    db = StateDB.default()
+    with db.transaction() as conn:
+        conn.execute("UPDATE trace_files SET copies = x'00'")
+        conn.execute("UPDATE trace_generation SET value = value + 1")
+    with pytest.raises(TraceError, match=r"copy records of .*a\.jsonl are damaged: move the file aside"):
+        daily(refresh=False)
 
 
 def test_prices_are_derived_in_a_child_process_and_cached(projects: Path, tmp_path: Path) -> None:

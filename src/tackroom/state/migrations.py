@@ -227,3 +227,14 @@ def m005_gateway(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX gateway_calls_by_trace ON gateway_calls (trace_id, id)")
     db.execute("CREATE INDEX gateway_calls_by_run ON gateway_calls (run_id, id)")
     db.execute("CREATE INDEX gateway_calls_by_start ON gateway_calls (started_at)")
+
+
+@migration
+def m006_trace_copy_records(db: sqlite3.Connection) -> None:
+    """Each file's calls' keys are a list, with a packed copy record per key beside them
+    (:mod:`tackroom.trace.summary`): what an earlier release stored is read again."""
+    db.execute("ALTER TABLE trace_files ADD COLUMN copies BLOB NOT NULL DEFAULT x''")
+    db.execute("DELETE FROM trace_sessions")
+    db.execute("DELETE FROM trace_files")
+    db.execute("DELETE FROM trace_cache")
+    db.execute("UPDATE trace_generation SET value = value + 1 WHERE id = 1")

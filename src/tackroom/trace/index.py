@@ -47,7 +47,7 @@ from tackroom.trace.model import (
     TranscriptReader,
     UsageRow,
 )
-from tackroom.trace.summary import fold, rank
+from tackroom.trace.summary import E_REPORTED, E_SUMS, E_UNKNOWN, MAX_TOKENS, bounded, fold, rank
 from tackroom.values import iso
 
 HEAD = 1024
@@ -95,9 +95,9 @@ class Done:
     sessions: list[dict[str, Any]]
     issues: list[list[Any]]
     more_issues: int = 0
-    blobs: tuple[bytes, bytes, bytes] | None = None
-    """For a file read whole: its rows, their keys and their fold (:func:`tackroom.trace.summary.fold`),
-    serialized in the worker that read them (``rows`` is then empty): the main process only stores them."""
+    blobs: tuple[bytes, bytes, bytes, bytes] | None = None
+    """For a file read whole: :func:`stored` of its rows, made in the worker that read them (``rows`` is
+    then empty)."""
 
 
 _READERS: dict[str, TranscriptReader] = {}
@@ -158,8 +158,7 @@ def read_file(task: Task) -> Done:
     rows = dedupe(rows)
     blobs = None
     if restarted or not task.head:  # read whole: stored as it is (a grown file is merged, then folded)
-        keys, entries = fold(rows)
-        blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
+        blobs = stored(rows)
         rows = []
     return Done(
         task.path,
@@ -174,6 +173,30 @@ def read_file(task: Task) -> Done:
         more,
         blobs,
     )
+
+
+def stored(rows: list[Row]) -> tuple[bytes, bytes, bytes, bytes]:
+    """What the index keeps of a file's calls: the calls, their keys, their copy records and their fold
+    (:mod:`tackroom.trace.summary`).
+
+    A figure above :data:`~tackroom.trace.summary.MAX_TOKENS` is unknown (so a call's figures add up
+    in 64 bits); looked for only when a sum is that large. A sum of millions of such calls that is
+    still too large for 64 bits is unknown too.
+    """
+    try:
+        keys, copies, entries = fold(rows)
+        large = any(not 0 <= value <= MAX_TOKENS for entry in entries for value in entry[E_SUMS:E_REPORTED])
+    except OverflowError:  # a figure the records cannot hold
+        large = True
+    if large:
+        rows = bounded(rows)
+        keys, copies, entries = fold(rows)
+        for entry in entries:
+            for n in range(5):
+                if entry[E_SUMS + n] >= 2**62:
+                    entry[E_SUMS + n] = 0
+                    entry[E_UNKNOWN] |= 1 << n
+    return orjson.dumps(rows), orjson.dumps(keys), copies.tobytes(), orjson.dumps(entries)
 
 
 def dedupe(rows: list[Row]) -> list[Row]:
@@ -421,8 +444,7 @@ def _store(db: Any, batch: list[tuple[Task, Done]]) -> None:
                 if old is not None:
                     rows = dedupe([*orjson.loads(old[1]), *rows])
                     issues = [*orjson.loads(old[2]), *issues][:MAX_ISSUES]
-                keys, entries = fold(rows)
-                blobs = (orjson.dumps(rows), orjson.dumps(keys), orjson.dumps(entries))
+                blobs = stored(rows)
             values = (
                 source.harness,
                 source.run_id,
@@ -440,8 +462,8 @@ def _store(db: Any, batch: list[tuple[Task, Done]]) -> None:
             if old is None:
                 file_id = db.execute(
                     "INSERT INTO trace_files (harness, run_id, size, mtime_ns, inode, head, offset, "
-                    "line, state, usage, keys, summary, issues, read_at, path) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "line, state, usage, keys, copies, summary, issues, read_at, path) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*values, done.path),
                 ).lastrowid
                 assert file_id is not None
@@ -449,8 +471,8 @@ def _store(db: Any, batch: list[tuple[Task, Done]]) -> None:
                 file_id = old[0]
                 db.execute(
                     "UPDATE trace_files SET harness = ?, run_id = ?, size = ?, mtime_ns = ?, inode = ?, "
-                    "head = ?, offset = ?, line = ?, state = ?, usage = ?, keys = ?, summary = ?, "
-                    "issues = ?, read_at = ? "
+                    "head = ?, offset = ?, line = ?, state = ?, usage = ?, keys = ?, copies = ?, "
+                    "summary = ?, issues = ?, read_at = ? "
                     "WHERE id = ?",
                     (*values, file_id),
                 )

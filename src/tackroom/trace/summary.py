@@ -20,15 +20,19 @@ figure's sum and how many calls reported it.
 * A call whose time is not a UTC instant is kept alone: its day is worked
   out from the time as written.
 
-Beside the entries, each file keeps its calls' keys with what decides between
-copies of one call (:func:`rank`): a call logged in more than one file counts
-once, from its best copy, and the report takes the others out of their
-files' folds (:func:`taken_out`).
+Beside the entries, each file keeps its calls' keys (a JSON list) and, in the
+same order, a *copy record* per key (:data:`C_FIELDS` 64-bit integers, packed):
+what decides between copies of one call (:func:`rank`) and what taking the
+call out of the fold needs. A call logged in more than one file counts once,
+from its best copy, and the report takes the others out of their files' folds
+(:func:`taken_out`) from these records alone, without the files' calls.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
+from itertools import chain
 from typing import Any
 
 from tackroom.trace.model import (
@@ -60,6 +64,20 @@ E_SLOT, E_MODEL, E_SESSION, E_ALONE, E_BAND, E_CALLS, E_SUMS, E_REPORTED, E_UNKN
 _N = 5
 _ZEROS = (0,) * (E_UNKNOWN - E_CALLS + 1)
 _SUMS = range(E_SUMS, E_SUMS + _N)
+
+C_PLACE, C_RANK, C_ENTRY, C_CACHE_READ, C_REASONING, C_FLAGS = 0, 1, 6, 7, 8, 9
+"""A copy record: ``[place of the row in the file, *rank (5), index of its entry in the fold, cache
+read, reasoning, flags]`` (a figure not reported is 0 here; the flags say which were)."""
+C_FIELDS = 10
+C_SUBTRACTABLE = 1 << _N
+"""Set in a record's flags when the call can be taken out of its entry: it has input and output figures
+and none unknown. Bits 0-4 say which of the five figures it reported."""
+MAX_TOKENS = 2**40
+"""A figure above this (a thousand billion tokens in one call) is no count: it is unknown, as a negative
+one is (it would not add up in 64 bits)."""
+
+Fold = tuple[list[str], "array[int]", list[list[Any]]]
+"""What :func:`fold` gives: the keys, their copy records (``array("q")``) and the entries."""
 
 HOUR, QUARTER = 13, 16
 """Slot widths: ``2026-11-01T10`` (the stored folds) or ``2026-11-01T10:45``."""
@@ -101,23 +119,18 @@ def rank(row: UsageRow) -> list[int]:
     return [0 if row[R_UNKNOWN] & SIDECHAIN else 1, i + o + cr + cw, o, cw, i]
 
 
-def fold(
-    rows: list[UsageRow], width: int = HOUR, alone: bool = False
-) -> tuple[dict[str, list[int]], list[list[Any]]]:
-    """The keys of ``rows`` (each with its row's place and :func:`rank`) and their entries."""
+def fold(rows: list[UsageRow], width: int = HOUR, alone: bool = False) -> Fold:
+    """The keys of ``rows``, their copy records and the rows' entries (a key twice: its last row's)."""
     if width != HOUR or alone:
         return _fold(rows, width, alone)
-    # The fold every read file gets: :func:`place`, :func:`rank` and the sums inline (a report's first
-    # pass folds every call of every log here). A test holds it to :func:`_fold`.
-    keys: dict[str, list[int]] = {}
+    # The fold every read file gets: :func:`place`, :func:`rank`, the record and the sums inline (a
+    # report's first pass folds every call of every log here). A test holds it to :func:`_fold`.
+    keys: dict[str, tuple[int, ...]] = {}
     entries: dict[tuple[Any, ...], list[Any]] = {}
     get = entries.get
     for n, row in enumerate(rows):
         _, ts, model, key, session, i, o, cr, cw, r, unknown = row
         whole = (i or 0) + (cr or 0) + (cw or 0)
-        if key is not None:
-            out = o or 0
-            keys[key] = [n, 0 if unknown & SIDECHAIN else 1, whole + out, out, cw or 0, i or 0]
         if type(ts) is str and len(ts) >= 17 and ts[-1] == "Z" and ts[10] == "T" and ts[13] == ts[16] == ":":
             if ts[14:16].isdigit():
                 where: tuple[Any, ...] = (ts[:13], model, session, 0, bisect_left(BOUNDS, whole))
@@ -127,9 +140,24 @@ def fold(
             where = place(n, row)
         entry = get(where)
         if entry is None:
-            entry = entries[where] = [*where, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            # The entry's index rides at its end while folding (cut off below): the records name it.
+            entry = entries[where] = [*where, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, len(entries)]
         else:
             entry[5] += 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n, E_UNKNOWN
+        if key is not None:
+            out = o or 0
+            keys[key] = (
+                n,
+                0 if unknown & SIDECHAIN else 1,
+                whole + out,
+                out,
+                cw or 0,
+                i or 0,
+                entry[17],
+                cr or 0,
+                r or 0,
+                _flags(i, o, cr, cw, r, unknown),
+            )
         if i is not None:
             entry[6] += i
             entry[11] += 1
@@ -147,62 +175,99 @@ def fold(
             entry[15] += 1
         if unknown:
             entry[16] |= unknown & FIGURE_BITS
-    return keys, list(entries.values())
+    return list(keys), array("q", chain.from_iterable(keys.values())), [e[:17] for e in entries.values()]
 
 
-def _fold(
-    rows: list[UsageRow], width: int = HOUR, alone: bool = False
-) -> tuple[dict[str, list[int]], list[list[Any]]]:
+def _flags(i: Any, o: Any, cr: Any, cw: Any, r: Any, unknown: int) -> int:
+    flags = (
+        (i is not None)
+        | (o is not None) << 1
+        | (cr is not None) << 2
+        | (cw is not None) << 3
+        | (r is not None) << 4
+    )
+    if i is not None and o is not None and not unknown & FIGURE_BITS:
+        flags |= C_SUBTRACTABLE
+    return flags
+
+
+def _fold(rows: list[UsageRow], width: int = HOUR, alone: bool = False) -> Fold:
     """:func:`fold`, one step at a time: any width, and calls kept alone."""
-    keys: dict[str, list[int]] = {}
+    keys: dict[str, tuple[int, ...]] = {}
     entries: dict[tuple[Any, ...], list[Any]] = {}
     for n, row in enumerate(rows):
-        if row[R_KEY] is not None:
-            keys[row[R_KEY]] = [n, *rank(row)]
         key = place(n, row, width, alone)
         entry = entries.get(key)
         if entry is None:
             entry = entries[key] = [*key, *_ZEROS]
+        if row[R_KEY] is not None:
+            i, o, cr, cw, r = row[R_INPUT : R_INPUT + _N]
+            at = list(entries).index(key)
+            flags = _flags(i, o, cr, cw, r, row[R_UNKNOWN])
+            keys[row[R_KEY]] = (n, *rank(row), at, cr or 0, r or 0, flags)
         entry[E_CALLS] += 1
         for at, value in zip(_SUMS, row[R_INPUT : R_INPUT + _N], strict=True):
             if value is not None:
                 entry[at] += value
                 entry[at + _N] += 1
         entry[E_UNKNOWN] |= row[R_UNKNOWN] & FIGURE_BITS
-    return keys, list(entries.values())
+    return list(keys), array("q", chain.from_iterable(keys.values())), list(entries.values())
 
 
-def taken_out(
-    rows: list[UsageRow], places: list[int], width: int = HOUR, alone: bool = False
-) -> list[list[Any]] | None:
-    """The entries that take rows ``places`` of a file back out of its fold (one per entry they were
-    folded into), or None when one cannot: an unknown figure does not subtract (the file is folded
-    again without them instead).
+def bounded(rows: list[UsageRow]) -> list[UsageRow]:
+    """``rows`` with every figure above :data:`MAX_TOKENS` (or below 0) unknown."""
+    out = []
+    for row in rows:
+        figures = row[R_INPUT : R_INPUT + _N]
+        if any(f is not None and not 0 <= f <= MAX_TOKENS for f in figures):
+            row = list(row)
+            for n, f in enumerate(figures):
+                if f is not None and not 0 <= f <= MAX_TOKENS:
+                    row[R_INPUT + n] = None
+                    row[R_UNKNOWN] |= 1 << n
+        out.append(row)
+    return out
 
-    Added to a report, they undo the rows' share of every sum and count, and of the cost."""
+
+def records(blob: bytes, count: int) -> array[int] | None:
+    """The copy records stored for ``count`` keys, or None when ``blob`` does not hold that many."""
+    found = array("q")
+    if len(blob) != count * C_FIELDS * found.itemsize:
+        return None
+    found.frombytes(blob)
+    return found
+
+
+def taken_out(entries: list[list[Any]], copies: list[tuple[int, ...]]) -> list[list[Any]] | None:
+    """The entries that take the calls of copy records ``copies`` back out of a file's fold
+    ``entries`` (one per entry they were folded into), or None when one cannot: an unknown figure does
+    not subtract, a missing input or output made its entry unpriced (the file is folded again without
+    them instead), and a record naming no entry is not trusted.
+
+    Added to a report, they undo the calls' share of every sum and count, and of the cost."""
     out: dict[tuple[Any, ...], list[Any]] = {}
     get = out.get
-    for n in places:
-        row = rows[n]
-        _, _, _, _, _, i, o, cr, cw, r, unknown = row
-        if unknown & FIGURE_BITS or i is None or o is None:
-            return None  # (a call without input or output made its whole entry unpriced)
-        where = place(n, row, width, alone)
+    for copy in copies:
+        flags, at = copy[C_FLAGS], copy[C_ENTRY]
+        if not flags & C_SUBTRACTABLE or not 0 <= at < len(entries):
+            return None
+        where = tuple(entries[at][:E_CALLS])
         entry = get(where)
         if entry is None:
             entry = out[where] = [*where, *_ZEROS]
+        _, _, _, o, cw, i, _, cr, r, _ = copy
         entry[5] -= 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n
         entry[6] -= i
         entry[7] -= o
         entry[11] -= 1
         entry[12] -= 1
-        if cr is not None:
+        if flags & 4:
             entry[8] -= cr
             entry[13] -= 1
-        if cw is not None:
+        if flags & 8:
             entry[9] -= cw
             entry[14] -= 1
-        if r is not None:
+        if flags & 16:
             entry[10] -= r
             entry[15] -= 1
     return list(out.values())

@@ -37,6 +37,10 @@ from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
 from tackroom.trace.index import TraceIndex
 from tackroom.trace.summary import (
     BOUNDS,
+    C_ENTRY,
+    C_FIELDS,
+    C_PLACE,
+    C_RANK,
     E_ALONE,
     E_BAND,
     E_CALLS,
@@ -49,6 +53,7 @@ from tackroom.trace.summary import (
     HOUR,
     QUARTER,
     fold,
+    records,
     taken_out,
 )
 
@@ -341,14 +346,14 @@ def _build_at(
                 for entry in orjson.loads(summary):
                     add(owner, file_id, entry)
                 continue
-            (blob,) = db.execute("SELECT usage FROM trace_files WHERE id = ?", (file_id,)).fetchone()
-            calls = orjson.loads(blob)
             entries = orjson.loads(summary) if stored else None
-            out = None if entries is None else taken_out(calls, taken or [])
+            out = None if entries is None else taken_out(entries, taken or [])
             if entries is None or out is None:
                 # The file's calls folded again, less those counted from another file's copy.
-                gone = set(taken or ())
-                entries = fold([call for n, call in enumerate(calls) if n not in gone], width, alone)[1]
+                (blob,) = db.execute("SELECT usage FROM trace_files WHERE id = ?", (file_id,)).fetchone()
+                gone = {copy[C_PLACE] for copy in taken or ()}
+                calls = orjson.loads(blob)
+                entries = fold([call for n, call in enumerate(calls) if n not in gone], width, alone)[2]
                 out = []
             for entry in [*entries, *out]:
                 add(owner, file_id, entry)
@@ -400,44 +405,55 @@ def _build_at(
     }
 
 
-def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[int, list[int]]:
-    """Per file, the places of its calls that are counted from a copy in another file.
+def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[int, list[tuple[int, ...]]]:
+    """Per file, the copy records (:mod:`~tackroom.trace.summary`) of its calls that are counted from a
+    copy in another file.
 
     A call logged in several files (a resumed session's copied history, a subagent's messages copied
     into its parent's log) counts once: of its copies, the best by :func:`~tackroom.trace.summary.rank`,
     the first in path order of equals. Few calls have copies: the keys that do are found by set
     operations, and only their copies are compared.
     """
-    query = f"SELECT id, harness, keys FROM trace_files {where}ORDER BY path"
     # First the keys' hashes seen in more than one file (ints take a third of the memory of the keys);
     # a hash shared by two keys only makes them candidates: their copies are compared by key below.
     seen: dict[str, set[int]] = {}
     copied: dict[str, set[int]] = {}
     with index.db.connect() as db:
-        for _, owner, blob in db.execute(query, args):
+        for owner, blob in db.execute(f"SELECT harness, keys FROM trace_files {where}ORDER BY path", args):
             hashes = set(map(hash, orjson.loads(blob)))
             known = seen.setdefault(owner, set())
             if twice := known & hashes:
                 copied.setdefault(owner, set()).update(twice)
             known |= hashes
         del seen
-        best: dict[tuple[str, str], tuple[list[int], int]] = {}
-        lost: dict[int, list[int]] = {}
-        for file_id, owner, blob in db.execute(query, args):
+        best: dict[tuple[str, str], tuple[tuple[int, ...], int]] = {}
+        lost: dict[int, list[tuple[int, ...]]] = {}
+        query = f"SELECT id, harness, path, keys, copies FROM trace_files {where}ORDER BY path"
+        for file_id, owner, path, blob, packed in db.execute(query, args):
             mine = copied.get(owner)
             if not mine:
                 continue
             keys = orjson.loads(blob)
-            for key in [k for k in keys if hash(k) in mine]:
-                copy = keys[key]  # [place in the file, *rank]
+            wanted = [n for n, key in enumerate(keys) if hash(key) in mine]
+            if not wanted:
+                continue
+            found = records(packed, len(keys))
+            if found is None:
+                raise TraceError(
+                    f"{index.db.path}: the trace index's copy records of {path} are damaged: move the "
+                    "file aside (tackroom reads the logs again into a new one)"
+                )
+            for n in wanted:
+                copy = tuple(found[n * C_FIELDS : (n + 1) * C_FIELDS])
+                key = keys[n]
                 known_copy = best.get((owner, key))
                 if known_copy is None:
                     best[(owner, key)] = (copy, file_id)
-                elif copy[1:] > known_copy[0][1:]:
+                elif copy[C_RANK:C_ENTRY] > known_copy[0][C_RANK:C_ENTRY]:
                     best[(owner, key)] = (copy, file_id)
-                    lost.setdefault(known_copy[1], []).append(known_copy[0][0])
+                    lost.setdefault(known_copy[1], []).append(known_copy[0])
                 else:
-                    lost.setdefault(file_id, []).append(copy[0])
+                    lost.setdefault(file_id, []).append(copy)
     return lost
 
 
