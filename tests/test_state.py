@@ -205,3 +205,22 @@ def test_a_directory_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(StateError, match="cannot create its directory"):
         CapabilityRows(StateDB(blocker / "sub" / "state.db")).add(row())
+
+
+def test_the_collector_is_paused_inside_and_restored_after_even_on_error() -> None:
+    import gc
+
+    from tackroom._gc import paused
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError), paused():
+        assert not gc.isenabled()
+        raise ValueError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()

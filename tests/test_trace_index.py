@@ -16,8 +16,10 @@ import pytest
 from tackroom.errors import TraceError
 from tackroom.state.db import StateDB
 from tackroom.trace import api, index
+from tackroom.trace import usage as usage_module
 from tackroom.trace.api import Where
 from tackroom.trace.index import TraceIndex
+from tackroom.trace.usage import UsageOptions, usage_report
 
 SONNET = "claude-sonnet-4-5"
 
@@ -396,7 +398,6 @@ def test_each_call_is_priced_in_its_own_class_whatever_the_thresholds(
 ) -> None:
     """Calls of one hour on both sides of a threshold: thresholds among the fold bands are priced
     from the folds, another (a newer table's) call by call; the cost is the same sum either way."""
-    from tackroom.trace.usage import UsageOptions, usage_report
 
     inputs = [10_000, 120_000, 160_000, 210_000, 90_000]
     write(
@@ -456,6 +457,21 @@ def test_damaged_copy_records_in_the_index_are_an_error_naming_the_fix(projects:
         conn.execute("UPDATE trace_generation SET value = value + 1")
     with pytest.raises(TraceError, match=r"copy records of .*a\.jsonl are damaged: move the file aside"):
         daily(refresh=False)
+
+
+def test_a_report_past_64_bits_is_given_but_not_cached(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sums of billions of calls at the largest count would not fit the cache's JSON: the report is
+    still given whole (Python's integers have no limit), only not kept."""
+    write(projects / "p" / "a.jsonl", line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    api.scan(harness="claude-code")
+    huge = {"rows": [], "totals": {"input": 2**70}}
+    monkeypatch.setattr(usage_module, "_build", lambda *args: huge)
+    index = TraceIndex(StateDB.default())
+    assert usage_report(index, UsageOptions("daily", "claude-code", timezone="UTC"), None) is huge
+    with StateDB.default().connect() as db:
+        assert db.execute("SELECT count(*) FROM trace_cache").fetchone() == (0,)
 
 
 def test_prices_are_derived_in_a_child_process_and_cached(projects: Path, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from tackroom._gc import paused
 from tackroom.families import get_family
 from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source
@@ -411,9 +412,10 @@ def _worker_read(db: StateDB, batch: list[Task]) -> int:
 def read_and_store(db: StateDB, batch: list[Task], conn: sqlite3.Connection) -> int:
     """Read each file of ``batch`` and store what was found on ``conn`` (one of ``db``'s), in one
     transaction; the bytes read. Runs in the scan's workers, or in the scanning process itself."""
-    results = [(task, read_file(task)) for task in batch]
-    with db.errors():
-        _store(conn, results)
+    with paused():
+        results = [(task, read_file(task)) for task in batch]
+        with db.errors():
+            _store(conn, results)
     return sum(_todo(task) for task in batch)
 
 

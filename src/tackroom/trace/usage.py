@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
+from tackroom._gc import paused
 from tackroom.errors import TraceError
 from tackroom.prices import ModelPrices, PriceBook
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
@@ -217,11 +218,16 @@ def usage_report(index: TraceIndex, options: UsageOptions, prices: PriceBook | N
     if cached is not None and cached[0] == generation:
         report: dict[str, Any] = orjson.loads(cached[1])
         return report
-    report = _build(index, options, tz, prices)
+    with paused():
+        report = _build(index, options, tz, prices)
+    try:
+        value = orjson.dumps(report)
+    except TypeError:  # a sum past 64 bits (of billions of calls): printed, not cached
+        return report
     with index.db.transaction() as db:
         db.execute(
             "INSERT OR REPLACE INTO trace_cache (name, generation, value) VALUES (?, ?, ?)",
-            (key, generation, orjson.dumps(report)),
+            (key, generation, value),
         )
     return report
 
