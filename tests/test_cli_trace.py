@@ -299,3 +299,26 @@ def test_trace_export_errors_name_the_flag_or_the_collector(logs: Path) -> None:
     assert mixed.returncode == 2 and "--format otel" in mixed.stderr
     dead = run_cli("trace", "export", SESSION, "--format", "otel", "--otlp", "http://127.0.0.1:9")
     assert dead.returncode == 1 and "127.0.0.1:9" in dead.stderr
+
+
+@pytest.mark.parametrize("args", [["usage", "daily", "--json"], ["trace", "list"]])
+def test_a_reader_that_goes_away_stops_the_output_without_a_traceback(logs: Path, args: list[str]) -> None:
+    """`tackroom usage daily --json | head -1`: the pipe closes before the report is written."""
+    import subprocess
+    import sys
+
+    reading, writing = os.pipe()
+    os.close(reading)  # nobody will read: the first write fails
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tackroom", *args],
+            stdout=writing,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writing)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""

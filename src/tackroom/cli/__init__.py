@@ -40,6 +40,13 @@ def main() -> None:
         app(prog_name="tackroom")
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`tackroom ... | head`): nothing more to say, and nowhere to say it.
+        # Python would report the unflushed stdout at exit too, so it is pointed at /dev/null first.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)  # as Click ends every other command the pipe stops
     except Exception as exc:
         from tackroom.errors import TackroomError  # imported only now: the quickest commands skip it
 
