@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from clikit import run_cli
@@ -322,3 +324,57 @@ def test_a_reader_that_goes_away_stops_the_output_without_a_traceback(logs: Path
         os.close(writing)
     assert done.returncode == 1, done.stderr
     assert done.stderr == ""
+
+
+_NAMES = st.one_of(
+    st.text(alphabet="ab.*?-_[]", min_size=1, max_size=6).filter(lambda n: n not in (".", "..")),
+    st.sampled_from(
+        ["s.jsonl", ".jsonl", "agent-1.jsonl", "agent-.jsonl", "x.jsonl.bak", "a1.b", "ab.b", "*.b"]
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    glob=st.one_of(
+        st.sampled_from(
+            ["**/*.jsonl", "**/*", "*.jsonl", "**/agent-*.jsonl", "**/a?.b", "a/**/*.b", "**/**", "**"]
+        ),
+        st.lists(st.one_of(_NAMES, st.just("**"), st.just("*")), min_size=1, max_size=3).map("/".join),
+    ),
+    path=st.lists(_NAMES, min_size=1, max_size=4).map("/".join),
+)
+def test_a_roots_glob_matches_by_name_exactly_as_its_regular_expression_does(glob: str, path: str) -> None:
+    """The repeat's walk tests ``**/NAME`` globs on the name alone, ``**/*.ending`` by its ending."""
+    from tackroom._glob import glob_regex
+    from tackroom.trace.shortcut import matcher
+
+    by_name, match = matcher(glob)
+    assert match(path.rsplit("/", 1)[-1] if by_name else path) == (
+        glob_regex(glob).fullmatch(path) is not None
+    )
+
+
+def test_every_common_glob_and_name_pair_matches_as_its_regular_expression_does() -> None:
+    from tackroom._glob import glob_regex
+    from tackroom.trace.shortcut import matcher
+
+    globs = ["**/*.jsonl", "**/*", "*.jsonl", "**/agent-*.jsonl", "**/a?.b", "a/**/*.b", "**/**", "**/*.j*"]
+    names = [
+        "s.jsonl",
+        "sjsonl",
+        "s.json",
+        ".jsonl",
+        "agent-1.jsonl",
+        "x.jsonl.bak",
+        "a1.b",
+        "ab.b",
+        "*.b",
+        "s.jx",
+    ]
+    for glob in globs:
+        by_name, match = matcher(glob)
+        for name in names:
+            for path in (name, f"a/{name}", f"a/b/{name}"):
+                expected = glob_regex(glob).fullmatch(path) is not None
+                assert match(name if by_name else path) == expected, (glob, path)

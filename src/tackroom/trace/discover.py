@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from tackroom._files import data_dir
 from tackroom.adapters.templates import expand_path
 from tackroom.families import get_family
-from tackroom.paths import glob_regex
 from tackroom.trace.model import TraceIssue
+from tackroom.trace.shortcut import matcher
 from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
     a repeat (:mod:`tackroom.trace.shortcut`) need only look at the files found. A walk cut
     short adds ``[path, -2]``, which never matches.
     """
-    pattern = glob_regex(root.glob)
+    by_name, match = matcher(root.glob)
     base = str(root.path)
     try:
         top = os.lstat(base)
@@ -216,7 +216,7 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
                 if dirs is not None:
                     dirs.append([base, -2])
                 return
-            name = f"{relative}{entry.name}"
+            name = entry.name if by_name else f"{relative}{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
@@ -227,10 +227,10 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
                 )
                 continue
             if stat.S_ISDIR(info.st_mode):
-                stack.append((entry.path, name + "/"))
+                stack.append((entry.path, "" if by_name else name + "/"))
                 if dirs is not None:
                     dirs.append([entry.path, info.st_ctime_ns])
-            elif stat.S_ISREG(info.st_mode) and pattern.fullmatch(name):
+            elif stat.S_ISREG(info.st_mode) and match(name):
                 size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
                 yield Source(root.harness, Path(entry.path), root.run_id, size, mtime, info.st_ino)
 
