@@ -144,37 +144,35 @@ def fold(rows: list[UsageRow], width: int = HOUR, alone: bool = False) -> Fold:
             entry = entries[where] = [*where, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, len(entries)]
         else:
             entry[5] += 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n, E_UNKNOWN
-        if key is not None:
-            out = o or 0
-            keys[key] = (
-                n,
-                0 if unknown & SIDECHAIN else 1,
-                whole + out,
-                out,
-                cw or 0,
-                i or 0,
-                entry[17],
-                cr or 0,
-                r or 0,
-                _flags(i, o, cr, cw, r, unknown),
-            )
+        flags = 0  # which figures the call reported, for its record (as _flags says)
         if i is not None:
             entry[6] += i
             entry[11] += 1
+            flags = 1
         if o is not None:
             entry[7] += o
             entry[12] += 1
+            flags |= 2
         if cr is not None:
             entry[8] += cr
             entry[13] += 1
+            flags |= 4
         if cw is not None:
             entry[9] += cw
             entry[14] += 1
+            flags |= 8
         if r is not None:
             entry[10] += r
             entry[15] += 1
+            flags |= 16
         if unknown:
             entry[16] |= unknown & FIGURE_BITS
+        if key is not None:
+            if flags & 3 == 3 and not unknown & FIGURE_BITS:
+                flags |= C_SUBTRACTABLE
+            out = o or 0
+            side = 0 if unknown & SIDECHAIN else 1
+            keys[key] = (n, side, whole + out, out, cw or 0, i or 0, entry[17], cr or 0, r or 0, flags)
     return list(keys), array("q", chain.from_iterable(keys.values())), [e[:17] for e in entries.values()]
 
 
