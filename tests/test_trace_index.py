@@ -474,6 +474,29 @@ def test_a_report_past_64_bits_is_given_but_not_cached(
         assert db.execute("SELECT count(*) FROM trace_cache").fetchone() == (0,)
 
 
+def test_a_files_identity_is_its_first_bytes_as_read(projects: Path) -> None:
+    """The head the index keeps (what tells a file rewritten in place) is taken from the bytes the read
+    began with: the same as reading them again, for a long log, a short one, a half-written one and an
+    empty one."""
+    long = [line("s1", f"2026-11-01T10:00:{n:02d}.000Z", f"m{n}", u(n, 1), request=f"{n}") for n in range(40)]
+    write(projects / "p" / "long.jsonl", *long)
+    write(projects / "p" / "short.jsonl", line("s2", "2026-11-01T10:00:00.000Z", "m", u(1, 1)))
+    write(projects / "p" / "half.jsonl", long[0], long[1][:50], end="")
+    write(projects / "p" / "empty.jsonl", end="")
+    api.scan(harness="claude-code")
+    with StateDB.default().connect() as db:
+        found = db.execute("SELECT path, head, offset FROM trace_files").fetchall()
+    assert len(found) == 4
+    for path, head, offset in found:
+        assert head == index.head_of(path, min(index.HEAD, max(offset, 1))), path
+    assert {Path(p).name: h.split(":")[0] for p, h, _ in found} == {
+        "long.jsonl": "1024",
+        "short.jsonl": str(len(line("s2", "2026-11-01T10:00:00.000Z", "m", u(1, 1))) + 1),
+        "half.jsonl": str(len(long[0]) + 1),  # as far as the read consumed
+        "empty.jsonl": "0",
+    }
+
+
 def test_prices_are_derived_in_a_child_process_and_cached(projects: Path, tmp_path: Path) -> None:
     """The first report of a release derives its models' prices in a child (genai-prices' table is
     about 20 MB the report's process does not keep); the next finds them in the cache file."""

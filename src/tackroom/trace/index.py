@@ -41,6 +41,7 @@ from tackroom.families import get_family
 from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source
 from tackroom.trace.model import (
+    FIRST_BYTES,
     R_KEY,
     Cursor,
     SessionMeta,
@@ -51,7 +52,7 @@ from tackroom.trace.model import (
 from tackroom.trace.summary import E_REPORTED, E_SUMS, E_UNKNOWN, MAX_TOKENS, bounded, fold, rank
 from tackroom.values import iso
 
-HEAD = 1024
+HEAD = FIRST_BYTES
 """How many leading bytes identify a file's content (a log rewritten in place has other first bytes)."""
 MAX_ISSUES = 100
 """Problems kept per file (the count of the rest is kept too)."""
@@ -121,7 +122,11 @@ def head_of(path: str, length: int) -> str:
     except OSError:
         return ""
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(length)
+        return identity(handle.read(length))
+
+
+def identity(data: bytes) -> str:
+    """``"<length>:<hash>"`` of a file's first bytes ``data``."""
     return f"{len(data)}:{hashlib.blake2b(data, digest_size=16).hexdigest()}"
 
 
@@ -155,7 +160,9 @@ def read_file(task: Task) -> Done:
     head = task.head
     if restarted or not task.head:
         # The identity of the file is its first bytes as far as they were read (it may be shorter than HEAD).
-        head = head_of(task.path, min(HEAD, max(cursor.offset, 1)) if reader.incremental else HEAD)
+        length = min(HEAD, max(cursor.offset, 1)) if reader.incremental else HEAD
+        # The bytes the read began with, when the reader kept them: the file is not opened again.
+        head = identity(cursor.first[:length]) if cursor.first is not None else head_of(task.path, length)
     rows = dedupe(rows)
     blobs = None
     if restarted or not task.head:  # read whole: stored as it is (a grown file is merged, then folded)
@@ -186,7 +193,7 @@ def stored(rows: list[Row]) -> tuple[bytes, bytes, bytes, bytes]:
     """
     try:
         keys, copies, entries = fold(rows)
-        large = any(not 0 <= value <= MAX_TOKENS for entry in entries for value in entry[E_SUMS:E_REPORTED])
+        large = any(max(sums) > MAX_TOKENS or min(sums) < 0 for sums in (e[E_SUMS:E_REPORTED] for e in entries))
     except OverflowError:  # a figure the records cannot hold
         large = True
     if large:

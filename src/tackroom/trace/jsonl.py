@@ -27,7 +27,7 @@ from stringzilla import find as _find
 from stringzilla import rfind as _rfind
 
 from tackroom.families.base import MAX_DEPTH, _depth, clean
-from tackroom.trace.model import Cursor, TraceIssue
+from tackroom.trace.model import FIRST_BYTES, Cursor, TraceIssue
 
 MAX_LINE = 64 * 1024 * 1024
 """A longer line is skipped (and reported): no harness writes one, and holding it would not bound memory."""
@@ -113,6 +113,7 @@ def _split(
 ) -> Iterator[tuple[int, bytes | TraceIssue]]:
     pending = b""
     skipping = 0  # bytes of an over-long line passed over so far
+    start_of_file = cursor.offset == 0
     while True:
         try:
             chunk = handle.read(CHUNK)
@@ -121,6 +122,8 @@ def _split(
             return
         if not chunk:
             break
+        if start_of_file:
+            cursor.first, start_of_file = chunk[:FIRST_BYTES], False
         start = 0
         if skipping:
             end = chunk.find(b"\n")
@@ -210,6 +213,7 @@ def _search(
 ) -> Iterator[list[tuple[int, bytes | TraceIssue]]]:
     pending = b""
     skipping = 0
+    start_of_file = cursor.offset == 0
     while True:
         batch: list[tuple[int, bytes | TraceIssue]] = []
         try:
@@ -219,6 +223,8 @@ def _search(
             return
         if not chunk:
             break
+        if start_of_file:
+            cursor.first, start_of_file = chunk[:FIRST_BYTES], False
         if skipping:
             end = chunk.find(b"\n")
             if end < 0:

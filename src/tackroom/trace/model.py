@@ -168,6 +168,12 @@ class Cursor:
     line: int = 0
     """Lines consumed so far (the next line is ``line + 1``)."""
     state: dict[str, Any] = field(default_factory=dict)
+    first: bytes | None = None
+    """The file's first bytes (up to :data:`FIRST_BYTES`) as a read that began at its start found them,
+    or None: what identifies the file in the index, which need not open it again. Not stored."""
+
+
+FIRST_BYTES = 1024
 
 
 class TranscriptReader:
