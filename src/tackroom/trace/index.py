@@ -193,7 +193,8 @@ def stored(rows: list[Row]) -> tuple[bytes, bytes, bytes, bytes]:
     """
     try:
         keys, copies, entries = fold(rows)
-        large = any(max(sums) > MAX_TOKENS or min(sums) < 0 for sums in (e[E_SUMS:E_REPORTED] for e in entries))
+        sums = [entry[E_SUMS:E_REPORTED] for entry in entries]
+        large = any(max(each) > MAX_TOKENS or min(each) < 0 for each in sums)
     except OverflowError:  # a figure the records cannot hold
         large = True
     if large:
