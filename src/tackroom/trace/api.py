@@ -135,7 +135,7 @@ def scan(
     report.roots = [[str(root.path), root.glob, *root.sidecars] for root in roots]
     report.harnesses = sorted(families)
     report.listing, report.trees = trees(
-        [(dirs, [(str(s.path), s.size, s.mtime_ns, s.inode) for s in here]) for dirs, here in found]
+        [(dirs, [(s.location, s.size, s.mtime_ns, s.inode) for s in here]) for dirs, here in found]
     )
     report.walked_at = walked_at
     for name in report.harnesses:

@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tackroom._files import data_dir
 from tackroom.adapters.templates import expand_path
@@ -50,16 +50,20 @@ class Root:
     """Endings of files beside each log that are part of it (see ``TranscriptReader.sidecars``)."""
 
 
-@dataclass(frozen=True)
-class Source:
-    """One log file found under a root."""
+class Source(NamedTuple):
+    """One log file found under a root (a tuple: a walk makes thousands, and reads them once)."""
 
     harness: str
-    path: Path
+    location: str
+    """Its path as the walk found it."""
     run_id: str | None
     size: int
     mtime_ns: int
     inode: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 def readable(adapters: AdapterSet, harness: str | None = None) -> list[Adapter]:
@@ -232,7 +236,7 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
                     dirs.append([entry.path, info.st_ctime_ns])
             elif stat.S_ISREG(info.st_mode) and match(name):
                 size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
-                yield Source(root.harness, Path(entry.path), root.run_id, size, mtime, info.st_ino)
+                yield Source(root.harness, entry.path, root.run_id, size, mtime, info.st_ino)
 
 
 def with_sidecars(path: str, size: int, mtime_ns: int, endings: tuple[str, ...]) -> tuple[int, int]:

@@ -326,7 +326,7 @@ class TraceIndex:
             }
         tasks: list[Task] = []
         for source in sources:
-            key = str(source.path)
+            key = source.location
             row = known.get(key)
             if row is not None and (row[3], row[4], row[5]) == (source.size, source.mtime_ns, source.inode):
                 continue
@@ -338,7 +338,7 @@ class TraceIndex:
                 tasks.append(Task(family, key, row[7], row[8], state, row[6], source=source, known=True))
         # A log of these harnesses that this scan did not find (deleted, or under a root no longer
         # looked at, such as another CLAUDE_CONFIG_DIR) is forgotten: a report covers what is there now.
-        seen = {str(s.path) for s in sources}
+        seen = {s.location for s in sources}
         scanned = set(families)
         gone = [row[0] for path, row in known.items() if row[2] in scanned and path not in seen]
         if not tasks and not gone:
