@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -455,8 +456,15 @@ def test_damaged_copy_records_in_the_index_are_an_error_naming_the_fix(projects:
     with db.transaction() as conn:
         conn.execute("UPDATE trace_files SET copies = x'00'")
         conn.execute("UPDATE trace_generation SET value = value + 1")
-    with pytest.raises(TraceError, match=r"copy records of .*a\.jsonl are damaged: move the file aside"):
+    with pytest.raises(
+        TraceError, match=r"copy records of .*a\.jsonl are damaged: clear the index"
+    ) as caught:
         daily(refresh=False)
+    fix = str(caught.value).split("(sqlite3 ", 1)[1].split(")", 1)[0]
+    database, statements = fix.split(" ", 1)
+    with sqlite3.connect(database) as conn:
+        conn.executescript(statements.strip("'"))
+    assert by_day(daily()) == {"2026-11-01": (10, 1, 0, 0, 1)}  # the fix it names works
 
 
 def test_a_report_past_64_bits_is_given_but_not_cached(

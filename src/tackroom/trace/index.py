@@ -202,8 +202,8 @@ def stored(rows: list[Row]) -> tuple[bytes, bytes, bytes, bytes]:
         keys, copies, entries = fold(rows)
         for entry in entries:
             for n in range(5):
-                if entry[E_SUMS + n] >= 2**62:
-                    entry[E_SUMS + n] = 0
+                if entry[E_SUMS + n] >= 2**62:  # unknown, and none of its calls reported it
+                    entry[E_SUMS + n] = entry[E_REPORTED + n] = 0
                     entry[E_UNKNOWN] |= 1 << n
     return orjson.dumps(rows), orjson.dumps(keys), copies.tobytes(), orjson.dumps(entries)
 

@@ -200,9 +200,8 @@ def _fold(rows: list[UsageRow], width: int = HOUR, alone: bool = False) -> Fold:
             entry = entries[key] = [*key, *_ZEROS]
         if row[R_KEY] is not None:
             i, o, cr, cw, r = row[R_INPUT : R_INPUT + _N]
-            at = list(entries).index(key)
             flags = _flags(i, o, cr, cw, r, row[R_UNKNOWN])
-            keys[row[R_KEY]] = (n, *rank(row), at, cr or 0, r or 0, flags)
+            keys[row[R_KEY]] = (n, *rank(row), list(entries).index(key), cr or 0, r or 0, flags)
         entry[E_CALLS] += 1
         for at, value in zip(_SUMS, row[R_INPUT : R_INPUT + _N], strict=True):
             if value is not None:

@@ -446,8 +446,9 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
             found = records(packed, len(keys))
             if found is None:
                 raise TraceError(
-                    f"{index.db.path}: the trace index's copy records of {path} are damaged: move the "
-                    "file aside (tackroom reads the logs again into a new one)"
+                    f"{index.db.path}: the trace index's copy records of {path} are damaged: clear the "
+                    f"index (sqlite3 {index.db.path} 'DELETE FROM trace_sessions; DELETE FROM trace_files') "
+                    "and the next report reads the logs again"
                 )
             for n in wanted:
                 copy = tuple(found[n * C_FIELDS : (n + 1) * C_FIELDS])
