@@ -51,15 +51,12 @@ class StateDB:
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection in autocommit mode; any sqlite3 error inside becomes a StateError."""
-        with self._translated():
-            db = self._open()
-            try:
-                if not self._migrated:
-                    migrate(db, self.path, self._upto)
-                    self._migrated = True
+        db = self.open()
+        try:
+            with self._translated():
                 yield db
-            finally:
-                db.close()
+        finally:
+            db.close()
 
     def open(self) -> sqlite3.Connection:
         """A connection the caller keeps, for many transactions, and closes; use it inside
