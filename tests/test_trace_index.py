@@ -482,6 +482,26 @@ def test_a_report_past_64_bits_is_given_but_not_cached(
         assert db.execute("SELECT count(*) FROM trace_cache").fetchone() == (0,)
 
 
+def test_a_call_with_an_unknown_cache_figure_has_an_unknown_cost(projects: Path) -> None:
+    """A negative cache read is a contradiction, so the figure is unknown: the cost of its row cannot be
+    known either (pricing the other figures alone would present a number lower than what was spent)."""
+    bad = {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": -5}
+    write(
+        projects / "p" / "s1.jsonl",
+        line("s1", "2026-11-01T10:00:00.000Z", "msg_a", bad),
+        line("s1", "2026-11-02T10:00:00.000Z", "msg_b", u(10, 1, 5), request="r2"),
+    )
+    report = daily()
+    assert by_day(report) == {
+        "2026-11-01": (10, 1, "unknown", "not_reported", 1),
+        "2026-11-02": (10, 1, 5, 0, 1),
+    }
+    first, second = report["rows"]
+    assert first["cost_usd"] is None and first["models"][0]["cost_usd"] is None
+    assert second["cost_usd"] not in (None, "0")  # the same call with every figure known is priced
+    assert report["totals"]["cost_usd"] is None
+
+
 def test_a_files_identity_is_its_first_bytes_as_read(projects: Path) -> None:
     """The head the index keeps (what tells a file rewritten in place) is taken from the bytes the read
     began with: the same as reading them again, for a long log, a short one, a half-written one and an

@@ -62,6 +62,8 @@ Group = Literal["daily", "monthly", "session", "model"]
 GROUPS: tuple[Group, ...] = ("daily", "monthly", "session", "model")
 NO_TIME = "unknown"
 _N = len(FIGURES)
+_PRICED = 0b1111
+"""The unknown-figure bits of the figures a price applies to: input, output, cache read, cache write."""
 
 
 @dataclass
@@ -319,8 +321,9 @@ def _build_at(
         sums.sums.add_entry(entry)
         if book is None:
             return
-        if entry[E_REPORTED] < calls or entry[E_REPORTED + 1] < calls:
-            sums.unpriced += calls  # an input or output figure missing: what they cost is not known
+        if entry[E_REPORTED] < calls or entry[E_REPORTED + 1] < calls or entry[E_UNKNOWN] & _PRICED:
+            # An input or output figure missing, or a priced figure unknown: what they cost is not known.
+            sums.unpriced += calls
             return
         if model not in model_prices:
             found = book.lookup(model)
