@@ -346,8 +346,8 @@ _NAMES = st.one_of(
 )
 def test_a_roots_glob_matches_by_name_exactly_as_its_regular_expression_does(glob: str, path: str) -> None:
     """The repeat's walk tests ``**/NAME`` globs on the name alone, ``**/*.ending`` by its ending."""
+    from tackroom._glob import glob_matcher as matcher
     from tackroom._glob import glob_regex
-    from tackroom.trace.shortcut import matcher
 
     by_name, match = matcher(glob)
     assert match(path.rsplit("/", 1)[-1] if by_name else path) == (
@@ -356,8 +356,8 @@ def test_a_roots_glob_matches_by_name_exactly_as_its_regular_expression_does(glo
 
 
 def test_every_common_glob_and_name_pair_matches_as_its_regular_expression_does() -> None:
+    from tackroom._glob import glob_matcher as matcher
     from tackroom._glob import glob_regex
-    from tackroom.trace.shortcut import matcher
 
     globs = ["**/*.jsonl", "**/*", "*.jsonl", "**/agent-*.jsonl", "**/a?.b", "a/**/*.b", "**/**", "**/*.j*"]
     names = [

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tackroom._files import data_dir
+from tackroom._glob import glob_matcher
 from tackroom.adapters.templates import expand_path
 from tackroom.families import get_family
 from tackroom.trace.model import TraceIssue
-from tackroom.trace.shortcut import matcher
 from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
     a repeat (:mod:`tackroom.trace.shortcut`) need only look at the files found. A walk cut
     short adds ``[path, -2]``, which never matches.
     """
-    by_name, match = matcher(root.glob)
+    by_name, match = glob_matcher(root.glob)
     base = str(root.path)
     try:
         top = os.lstat(base)

@@ -31,7 +31,7 @@ import stat
 
 TYPE_CHECKING = False  # not typing's: this module answers in tens of milliseconds
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
 PLAN = "plan:"
@@ -101,9 +101,11 @@ def files(roots: Sequence[Sequence[str]]) -> list[tuple[str, int, int, int]]:
     """``(path, size, mtime_ns, inode)`` of every log under ``roots`` (``[path, glob, *sidecars]``),
     found exactly as :func:`tackroom.trace.discover.walk` finds them (links are neither followed nor
     taken); only the logs themselves are stat'ed, a directory's type comes with its listing."""
+    from tackroom._glob import glob_matcher
+
     found: list[tuple[str, int, int, int]] = []
     for base, glob, *endings in roots:
-        by_name, match = matcher(glob)
+        by_name, match = glob_matcher(glob)
         try:
             top = os.lstat(base)
         except OSError:
@@ -137,28 +139,6 @@ def files(roots: Sequence[Sequence[str]]) -> list[tuple[str, int, int, int]]:
                     else:
                         found.append((entry.path, info.st_size, info.st_mtime_ns, info.st_ino))
     return found
-
-
-def matcher(glob: str) -> tuple[bool, Callable[[str], bool]]:
-    """Whether a root's ``glob`` decides by a file's name alone, and the test of its name (or of its
-    path relative to the root), as :func:`tackroom._glob.glob_regex` matches.
-
-    ``**/NAME`` (any depth) decides by the name: the path's other parts are any directories. A NAME
-    that is ``*`` and a plain ending (``*.jsonl``) is an ending, no regular expression at all (this
-    path does not import :mod:`re`).
-    """
-    if glob.startswith("**/") and "/" not in glob[3:] and glob[3:] != "**":
-        last = glob[3:]
-        if last.startswith("*") and "*" not in last[1:] and "?" not in last[1:]:
-            ending = last[1:]
-            return True, lambda name: name.endswith(ending)
-        glob, by_name = last, True
-    else:
-        by_name = False
-    from tackroom._glob import glob_regex
-
-    regex = glob_regex(glob).fullmatch
-    return by_name, lambda text: regex(text) is not None
 
 
 def listing(found: Iterable[tuple[str, int, int, int]]) -> str:
