@@ -337,7 +337,7 @@ def _rows(
 def _dict_rows(
     path: Path,
     number: int,
-    line: bytes,
+    line: bytes | memoryview,
     state: dict[str, Any],
     meta: dict[str, SessionMeta],
     *,
@@ -345,6 +345,7 @@ def _dict_rows(
 ) -> Iterator[UsageRow | TraceIssue]:
     """The rows of a line read as a whole object (what :meth:`ClaudeTranscripts.usage` does with a line
     :class:`_Line` does not fit), or its issue. ``saw=False``: the line's session was already noted."""
+    line = bytes(line)
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError:
