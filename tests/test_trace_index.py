@@ -545,3 +545,35 @@ def test_prices_are_derived_in_a_child_process_and_cached(projects: Path, tmp_pa
         )
         assert found.stdout.split() == ["6", "False"], found.stderr  # $6 / MTok past 200k
     assert list((tmp_path / "cache" / "tackroom").glob("prices-*.json"))
+
+
+def test_a_worker_waits_its_turn_at_the_write_lock_and_gives_up_after_its_patience(tmp_path: Path) -> None:
+    """The scan's workers wait for the write lock themselves (_begin), in steps finer than SQLite's."""
+    import threading
+    import time
+
+    db = StateDB(tmp_path / "state.db")
+    waiter = db.open()
+    holder = sqlite3.connect(db.path, isolation_level=None, check_same_thread=False)  # released by a timer
+    waiter.execute("PRAGMA busy_timeout=0")  # as a scan worker's connection
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            index._begin(waiter, patience=0.05)  # the lock is held past its patience: it gives up
+        assert not waiter.in_transaction
+        release = threading.Timer(0.05, holder.execute, ("COMMIT",))
+        release.start()
+        started = time.monotonic()
+        index._begin(waiter, patience=5)  # taken as soon as the holder lets go
+        waited = time.monotonic() - started
+        release.join()
+        assert waiter.in_transaction and not holder.in_transaction
+        assert 0.04 < waited < 2
+        waiter.execute("ROLLBACK")
+        # An error that is not a busy lock is not waited on.
+        waiter.execute("BEGIN")
+        with pytest.raises(sqlite3.OperationalError, match="within a transaction"):
+            index._begin(waiter, patience=5)
+    finally:
+        holder.close()
+        waiter.close()
