@@ -162,7 +162,8 @@ class _Days:
 
     def __init__(self, tz: tzinfo | None) -> None:
         self._tz = tz
-        self._cache: dict[str, str] = {}
+        self.known: dict[str, str] = {}
+        """The days found so far, by slot (what :meth:`of_slot` answers from without working it out)."""
 
     def of_slot(self, when: Any) -> str:
         """The day of an entry's slot: ``2026-11-01T10`` (a UTC hour), ``2026-11-01T10:45`` (a UTC
@@ -170,7 +171,7 @@ class _Days:
         splits between two days."""
         if not isinstance(when, str):
             return NO_TIME
-        found = self._cache.get(when)
+        found = self.known.get(when)
         if found is None:
             if when.startswith("@"):
                 found = self.day(when[1:])
@@ -178,7 +179,7 @@ class _Days:
                 found = self._hour(when)
             else:
                 found = self.day(f"{when}:00+00:00")
-            self._cache[when] = found
+            self.known[when] = found
         return found
 
     def _hour(self, when: str) -> str:
@@ -282,23 +283,37 @@ def _build_at(
     stored = width == HOUR and not alone
 
     merged: dict[tuple[Any, ...], tuple[str, str, list[Any]]] = {}
-    day_of = days.of_slot
+    day_of, known_days = days.of_slot, days.known
+    per_session = group == "session"
+    plus = operator.add
 
-    def add(owner: str, file_id: int, entry: list[Any]) -> None:
+    def add(owner: str, file_id: int, entries: list[list[Any]]) -> None:
         # Entries that land in one row's day, model and price class are added up first, so each sum
         # is put in its row and priced once: a report of a year of hours counts a few hundred sums,
         # not ten thousand. A call kept alone stays alone (its class is its own).
-        day = day_of(entry[E_SLOT]) if by_day else NO_TIME
-        session = entry[E_SESSION] if group == "session" else None
-        single = (file_id, entry[E_ALONE]) if entry[E_ALONE] else 0
-        key = (owner, day, entry[E_MODEL], session, single, entry[E_BAND])
-        known = merged.get(key)
-        if known is None:
-            merged[key] = (owner, day, entry)
-            return
-        sums = known[2]
-        sums[E_CALLS:E_UNKNOWN] = map(operator.add, sums[E_CALLS:E_UNKNOWN], entry[E_CALLS:E_UNKNOWN])
-        sums[E_UNKNOWN] |= entry[E_UNKNOWN]
+        for entry in entries:
+            if by_day:
+                day = known_days.get(entry[E_SLOT])
+                if day is None:
+                    day = day_of(entry[E_SLOT])
+            else:
+                day = NO_TIME
+            alone = entry[E_ALONE]
+            key = (
+                owner,
+                day,
+                entry[E_MODEL],
+                entry[E_SESSION] if per_session else None,
+                (file_id, alone) if alone else 0,
+                entry[E_BAND],
+            )
+            known = merged.get(key)
+            if known is None:
+                merged[key] = (owner, day, entry)
+                continue
+            sums = known[2]
+            sums[E_CALLS:E_UNKNOWN] = map(plus, sums[E_CALLS:E_UNKNOWN], entry[E_CALLS:E_UNKNOWN])
+            sums[E_UNKNOWN] |= entry[E_UNKNOWN]
 
     def count(owner: str, day: str, entry: list[Any]) -> None:
         if (since and (day == NO_TIME or day < since)) or (until and (day == NO_TIME or day > until)):
@@ -354,8 +369,7 @@ def _build_at(
         ):
             taken = lost.get(file_id)
             if taken is None and stored:
-                for entry in orjson.loads(summary):
-                    add(owner, file_id, entry)
+                add(owner, file_id, orjson.loads(summary))
                 continue
             entries = orjson.loads(summary) if stored else None
             out = None if entries is None else taken_out(entries, taken or [])
@@ -366,8 +380,8 @@ def _build_at(
                 calls = orjson.loads(blob)
                 entries = fold([call for n, call in enumerate(calls) if n not in gone], width, alone)[2]
                 out = []
-            for entry in [*entries, *out]:
-                add(owner, file_id, entry)
+            add(owner, file_id, entries)
+            add(owner, file_id, out)
     if book is not None:
         book.prefetch(entry[E_MODEL] or "unknown" for _, _, entry in merged.values())
     for owner, day, entry in merged.values():
