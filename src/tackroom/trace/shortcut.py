@@ -187,17 +187,22 @@ def unchanged(plan: dict[str, Any], settle_ns: int = SETTLE_NS) -> bool | None:
             if ctime < 0 or info.st_ctime_ns != ctime or ctime >= recent or not stat.S_ISDIR(info.st_mode):
                 return None
     lines = plan["listing"].split("\n") if plan["listing"] else []
+    lstat, regular = os.lstat, stat.S_ISREG
     for (_, places), (_, _, *endings) in zip(roots, plan["roots"], strict=True):
         for at in places:
-            path = lines[at].partition("\t")[0]
+            line = lines[at]
+            path = line.partition("\t")[0]
             try:
-                info = os.lstat(path)
+                info = lstat(path)
             except OSError:
                 return False
-            if not stat.S_ISREG(info.st_mode):
+            if not regular(info.st_mode):
                 return False
-            size, mtime = _with(path, info.st_size, info.st_mtime_ns, endings)
-            if _line(path, size, mtime, info.st_ino) != lines[at]:
+            if endings:
+                size, mtime = _with(path, info.st_size, info.st_mtime_ns, endings)
+                if _line(path, size, mtime, info.st_ino) != line:
+                    return False
+            elif f"{path}\t{info.st_size}\t{info.st_mtime_ns}\t{info.st_ino}" != line:  # _line, inline
                 return False
     return True
 
