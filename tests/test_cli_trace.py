@@ -245,7 +245,7 @@ def test_a_repeat_report_loads_neither_the_cli_framework_nor_the_index_code(logs
         "from tackroom.cli.quick import usage_quickly\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    assert usage_quickly(['daily', '--json'])\n"
-        "heavy = ('json', 'pathlib', 'orjson', 'typer', 'rich', 'typing', 'tackroom.trace.api')\n"
+        "heavy = ('json', 'pathlib', 'orjson', 'typer', 'rich', 'typing', 'tackroom.trace.api', 'sqlite3')\n"
         "print(out.getvalue().strip() == sys.argv[1], [m for m in heavy if m in sys.modules])\n"
     )
     found = subprocess.run(
