@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,14 @@ def test_a_repeat_report_over_unchanged_logs_is_answered_from_the_index(
     (isolated_home / ".local/share/tackroom/runs/20261201-120000-claude-code-abcdef").mkdir(parents=True)
     assert _shortcut(key) is None
     again = usage_text("daily", harness="claude-code", timezone="UTC")
+    assert _shortcut(key) == again
+    # Another genai-prices release (installed ahead of this one on sys.path): costs may differ.
+    shadow = isolated_home / "site" / "genai_prices"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(shadow.parent))
+    assert _shortcut(key) is None
+    monkeypatch.setattr("sys.path", [p for p in sys.path if p != str(shadow.parent)])
     assert _shortcut(key) == again
     config = Path(os.environ["TACKROOM_CONFIG_DIR"]) / "adapters.d"
     config.mkdir(parents=True)

@@ -577,3 +577,22 @@ def test_a_worker_waits_its_turn_at_the_write_lock_and_gives_up_after_its_patien
     finally:
         holder.close()
         waiter.close()
+
+
+def test_a_cached_report_is_worked_out_again_for_another_price_table(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Costs come from the installed genai-prices: after an upgrade the same logs are another report."""
+    write(projects / "p" / "a.jsonl", line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    api.scan(harness="claude-code")
+    index = TraceIndex(StateDB.default())
+    options = UsageOptions("daily", "claude-code", timezone="UTC")
+    first = usage_report(index, options, None)
+    built: list[object] = []
+    real_build = usage_module._build
+    monkeypatch.setattr(usage_module, "_build", lambda *args: built.append(args) or real_build(*args))
+    assert usage_report(index, options, None) == first and not built  # from the cache
+    monkeypatch.setattr(usage_module, "table_version", lambda: "999.0.0")
+    assert usage_report(index, options, None) == first and len(built) == 1  # worked out again
+    assert usage_report(index, UsageOptions("daily", "claude-code", timezone="UTC", cost=False), None)
+    assert len(built) == 2

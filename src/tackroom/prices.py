@@ -88,6 +88,13 @@ class ModelPrices:
         )
 
 
+def table_version() -> str:
+    """The installed ``genai-prices`` release: what a cost was worked out from."""
+    from tackroom._dists import version
+
+    return version("genai-prices") or "unknown"
+
+
 class PriceBook:
     """Prices of the models a report meets, looked up once each (and cached across runs)."""
 
@@ -100,10 +107,9 @@ class PriceBook:
     @classmethod
     def default(cls) -> PriceBook:
         """The book cached under ``$XDG_CACHE_HOME/tackroom/``, one file per ``genai-prices`` release."""
-        from tackroom._dists import version
         from tackroom._files import cache_dir
 
-        return cls(cache_dir() / f"prices-{version('genai-prices') or 'unknown'}.json")
+        return cls(cache_dir() / f"prices-{table_version()}.json")
 
     def lookup(self, model: str) -> ModelPrices | None:
         """``model``'s prices, or None when the table does not know it."""

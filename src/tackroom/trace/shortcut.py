@@ -76,7 +76,24 @@ def _signature(
         "cwd": cwd,
         "runs": _names(runs_dir),
         "config": _stats(os.fspath(config)),
+        "prices": _module_file("genai_prices"),
     }
+
+
+def _module_file(package: str) -> list[Any] | None:
+    """``[path, size, mtime_ns, inode]`` of ``package``'s ``__init__.py`` where an import would find it
+    (the first ``sys.path`` entry holding it), or None: a release installed over it is another file.
+    The price table costs come from is what this tells apart, without importing it (100 ms)."""
+    import sys
+
+    for root in sys.path:
+        path = os.path.join(root or ".", package, "__init__.py")
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        return [path, info.st_size, info.st_mtime_ns, info.st_ino]
+    return None
 
 
 def _names(directory: str | os.PathLike[str]) -> list[str]:

@@ -33,7 +33,7 @@ import orjson
 
 from tackroom._gc import paused
 from tackroom.errors import TraceError
-from tackroom.prices import ModelPrices, PriceBook
+from tackroom.prices import ModelPrices, PriceBook, table_version
 from tackroom.trace.events import FIGURES, NOT_REPORTED, UNKNOWN
 from tackroom.trace.index import TraceIndex
 from tackroom.trace.summary import (
@@ -139,9 +139,11 @@ class UsageOptions:
     def cache_key(self) -> str:
         from tackroom.trace.shortcut import report_key
 
-        # Without a zone, days are the local zone's: TZ is part of what the report is.
+        # Without a zone, days are the local zone's: TZ is part of what the report is. So is the price
+        # table costs come from: another genai-prices release is another report.
         zone = self.timezone if self.timezone is not None else f"local:{os.environ.get('TZ', '')}"
-        return report_key(self.group, self.harness, self.since, self.until, zone, self.cost)
+        prices = f"prices {table_version()}" if self.cost else False
+        return report_key(self.group, self.harness, self.since, self.until, zone, prices)
 
 
 def zone(name: str | None) -> tzinfo | None:
