@@ -10,13 +10,22 @@ as whole processes:
   adapters resolved and ``genai-prices`` imported for the first time);
 - tackroom first pass: no index yet (a fresh ``XDG_DATA_HOME``), tackroom's own caches (resolved
   adapters, model prices) as any earlier command leaves them;
-- tackroom repeat: the same again, nothing changed (the index answers);
+- tackroom repeat: the same again, nothing changed (the index answers, looking at each directory
+  and log);
+- tackroom repeat, directories changed: a file made and removed in every directory first, so no
+  log changed but every directory did: the repeat walks the roots again before the index answers;
 - tackroom after append: one session's worth of lines appended to one transcript.
 
-After one unmeasured ccusage run (the page cache warm for both), rounds alternate (median of
-N, default 3). Per step: wall time, MB/s over the corpus, the peak RSS of the process tree (the
-larger of the sum of RSS over the live tree, sampled every 5 ms, and the largest single process
-from ``wait4``), and whether tackroom's totals equal ccusage's to the token per day and model
+Every round's copy of the corpus is made first, and the rounds start at least
+:data:`SETTLE_S` after the last copy: a user's log directories were not all
+made in the last two seconds, and a repeat trusts a directory's change time
+only once it is that old (``tackroom.trace.shortcut.SETTLE_NS``; the "directories
+changed" step measures the other case). After one unmeasured ccusage run (the page
+cache warm for both), rounds alternate (median of N, default 3).
+
+Per step: wall time, MB/s over the corpus, the peak RSS of the process tree (the larger of the
+sum of RSS over the live tree, sampled every 5 ms, and the largest single process from
+``wait4``), and whether tackroom's totals equal ccusage's to the token per day and model
 (after the append, against ccusage run on the grown corpus).
 CPU is the user and system seconds of the process with its threads and the workers it reaped
 (wait4). Prints a Markdown table for RESULTS.md; ``--write`` puts it in RESULTS.md's ``traces`` section.
@@ -218,8 +227,12 @@ STEPS = (
     "tackroom first pass, nothing cached",
     "tackroom first pass",
     "tackroom repeat",
+    "tackroom repeat, directories changed",
     "tackroom after append",
 )
+
+SETTLE_S = 2.5
+"""How long the copies are left before the first round (more than a repeat's settle time, 2 s)."""
 
 
 @dataclass
@@ -250,12 +263,17 @@ def env_for(config: Path, data: Path, home: Path, caches: Path | None = None) ->
     }
 
 
-def one_round(
-    result: Result, source: Path, work: Path, seed: int, ccusage: Path, tackroom: list[str]
-) -> None:
-    grow = largest_transcript(source).relative_to(source)
+def touch_directories(root: Path) -> None:
+    """Make and remove a file in every directory under ``root``: each directory changes, no log does."""
+    for directory in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        mark = directory / ".trace-bench-touch"
+        mark.touch()
+        mark.unlink()
+
+
+def one_round(result: Result, work: Path, grow: Path, seed: int, ccusage: Path, tackroom: list[str]) -> None:
+    """One round on the corpus copy in ``work`` (made and settled beforehand; ``grow`` is its real copy)."""
     config = work / "claude"
-    grown = linked_copy(source, config, grow)
     env = env_for(config, work / "data", work / "home", WARM)
     cold_env = env_for(config, work / "cold-data", work / "home")  # no index, no caches at all
     (work / "home").mkdir()
@@ -276,7 +294,9 @@ def one_round(
         record("tackroom first pass, nothing cached", measure(tackroom_argv, cold_env), cold.stdout)
         record("tackroom first pass", measure(tackroom_argv, env), cold.stdout)
         record("tackroom repeat", measure(tackroom_argv, env), cold.stdout)
-        trace_corpus.append_session(grown, seed + 1000)
+        touch_directories(config / "projects")
+        record("tackroom repeat, directories changed", measure(tackroom_argv, env), cold.stdout)
+        trace_corpus.append_session(grow, seed + 1000)
         after = measure(ccusage_argv, env).stdout
         record("tackroom after append", measure(tackroom_argv, env), after)
     except RuntimeError as exc:
@@ -286,16 +306,24 @@ def one_round(
 def run_size(size_mb: int, seed: int, runs: int, ccusage: Path, tackroom: list[str]) -> Result:
     source, size = corpus(size_mb, seed)
     result = Result(size_mb, size)
-    # Warm-up, not measured: both tools then read the corpus from the page cache alike.
-    measure([str(ccusage), "claude", "daily", "--json", "--offline"], env_for(source, CACHE, CACHE))
-    with tempfile.TemporaryDirectory(prefix="trace-bench-warm-", dir=CACHE) as tmp:
-        # Warm tackroom's own caches the same way (adapters, the corpus's model prices), not its index.
-        warm = [*tackroom, "usage", "daily", "--harness", "claude-code", "--json"]
-        measure(warm, env_for(source, Path(tmp) / "data", Path(tmp), WARM))
-    for n in range(runs):
-        with tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE) as tmp:
-            one_round(result, source, Path(tmp), seed + n, ccusage, tackroom)
-        print(f"{size_mb} MB round {n + 1}/{runs} done", file=sys.stderr)
+    grow = largest_transcript(source).relative_to(source)
+    with contextlib.ExitStack() as stack:
+        works = [Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE)))]
+        works += [Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE)))
+                  for _ in range(runs - 1)]  # fmt: skip
+        for work in works:
+            linked_copy(source, work / "claude", grow)
+        copied = time.monotonic()
+        # Warm-up, not measured: both tools then read the corpus from the page cache alike.
+        measure([str(ccusage), "claude", "daily", "--json", "--offline"], env_for(source, CACHE, CACHE))
+        with tempfile.TemporaryDirectory(prefix="trace-bench-warm-", dir=CACHE) as tmp:
+            # Warm tackroom's own caches the same way (adapters, the corpus's model prices), not its index.
+            warm = [*tackroom, "usage", "daily", "--harness", "claude-code", "--json"]
+            measure(warm, env_for(source, Path(tmp) / "data", Path(tmp), WARM))
+        time.sleep(max(0.0, copied + SETTLE_S - time.monotonic()))
+        for n, work in enumerate(works):
+            one_round(result, work, work / "claude" / grow, seed + n, ccusage, tackroom)
+            print(f"{size_mb} MB round {n + 1}/{runs} done", file=sys.stderr)
     return result
 
 

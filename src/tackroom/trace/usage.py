@@ -21,6 +21,7 @@ model ``"unknown"``.
 from __future__ import annotations
 
 import operator
+from array import array
 import os
 import time
 from dataclasses import dataclass, field
@@ -453,7 +454,8 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
                 copied.setdefault(owner, set()).update(twice)
             known |= hashes
         del seen
-        best: dict[tuple[str, str], tuple[tuple[int, ...], int]] = {}
+        # Per owner and key, the best copy so far: (its file's records, its place in them, its file).
+        best: dict[str, dict[str, tuple[array[int], int, int]]] = {}
         lost: dict[int, list[tuple[int, ...]]] = {}
         query = f"SELECT id, harness, path, keys, copies FROM trace_files {where}ORDER BY path"
         for file_id, owner, path, blob, packed in db.execute(query, args):
@@ -471,17 +473,21 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
                     f"index (sqlite3 {index.db.path} 'DELETE FROM trace_sessions; DELETE FROM trace_files') "
                     "and the next report reads the logs again"
                 )
+            best_of = best.setdefault(owner, {})
             for n in wanted:
-                copy = tuple(found[n * C_FIELDS : (n + 1) * C_FIELDS])
+                at = n * C_FIELDS
                 key = keys[n]
-                known_copy = best.get((owner, key))
-                if known_copy is None:
-                    best[(owner, key)] = (copy, file_id)
-                elif copy[C_RANK:C_ENTRY] > known_copy[0][C_RANK:C_ENTRY]:
-                    best[(owner, key)] = (copy, file_id)
-                    lost.setdefault(known_copy[1], []).append(known_copy[0])
+                held = best_of.get(key)
+                if held is None:
+                    best_of[key] = (found, at, file_id)
+                    continue
+                other, there, other_file = held
+                # Ranks compare as the records' slices do (arrays compare item by item).
+                if found[at + C_RANK : at + C_ENTRY] > other[there + C_RANK : there + C_ENTRY]:
+                    best_of[key] = (found, at, file_id)
+                    lost.setdefault(other_file, []).append(tuple(other[there : there + C_FIELDS]))
                 else:
-                    lost.setdefault(file_id, []).append(copy)
+                    lost.setdefault(file_id, []).append(tuple(found[at : at + C_FIELDS]))
     return lost
 
 
