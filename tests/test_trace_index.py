@@ -596,3 +596,24 @@ def test_a_cached_report_is_worked_out_again_for_another_price_table(
     assert usage_report(index, options, None) == first and len(built) == 1  # worked out again
     assert usage_report(index, UsageOptions("daily", "claude-code", timezone="UTC", cost=False), None)
     assert len(built) == 2
+
+
+def test_an_index_from_before_calls_were_stored_last_is_read_again(projects: Path) -> None:
+    """m007 makes the files' table again with each file's calls as its row's last column: what the
+    older index held is dropped, and the next report reads the logs again, to the same figures."""
+    from tackroom.state.migrations import MIGRATIONS
+
+    write(projects / "p" / "a.jsonl", line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    path = StateDB.default().path
+    older = StateDB(path, upto=[m.__name__ for m in MIGRATIONS].index("m007_trace_calls_stored_last"))
+    api.scan(harness="claude-code", db=older)
+    before = usage_report(TraceIndex(older), UsageOptions("daily", "claude-code", timezone="UTC"), None)
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(trace_files)")]
+        assert columns[-1] == "copies" and db.execute("SELECT count(*) FROM trace_files").fetchone() == (1,)
+    index = TraceIndex(StateDB(path))
+    with index.db.connect() as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(trace_files)")]
+        assert columns[-1] == "usage" and db.execute("SELECT count(*) FROM trace_files").fetchone() == (0,)
+    assert api.scan(harness="claude-code").read == 1
+    assert usage_report(index, UsageOptions("daily", "claude-code", timezone="UTC"), None) == before
