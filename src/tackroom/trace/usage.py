@@ -21,9 +21,9 @@ model ``"unknown"``.
 from __future__ import annotations
 
 import operator
-from array import array
 import os
 import time
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
