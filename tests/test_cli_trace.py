@@ -387,3 +387,28 @@ def test_every_common_glob_and_name_pair_matches_as_its_regular_expression_does(
             for path in (name, f"a/{name}", f"a/b/{name}"):
                 expected = glob_regex(glob).fullmatch(path) is not None
                 assert match(name if by_name else path) == expected, (glob, path)
+
+
+def test_a_report_is_written_as_the_standard_encoder_writes_it() -> None:
+    """dumps_report_json (orjson, for speed) gives dumps_json's text, byte for byte, for what a report
+    holds; what orjson refuses (a lone surrogate, an integer past 64 bits) goes the standard way."""
+    from tackroom.cli._output import dumps_json, dumps_report_json
+
+    report = {
+        "group": "session",
+        "rows": [
+            {
+                "key": "s1",
+                "title": 'café ☕ "quoted" \\ tab\t',
+                "models": [],
+                "extra": {},
+                "calls": 2**63 - 1,
+            },
+            {"key": "s2", "title": None, "models": ["m"], "ok": True, "no": False, "cost_usd": "0.25"},
+        ],
+        "totals": {"input": 0, "output": -3},
+    }
+    assert dumps_report_json(report) == dumps_json(report)
+    for odd in ({"title": "half \ud83d emoji"}, {"input": 2**70}):
+        assert dumps_report_json(odd) == dumps_json(odd)
+    assert "\\ud83d" in dumps_report_json({"title": "half \ud83d emoji"})

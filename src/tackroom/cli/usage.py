@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 
-from tackroom.cli._output import console, escape, print_json
+from tackroom.cli._output import console, dumps_report_json, escape
 
 app = typer.Typer(
     help="Token usage and cost from every harness's session logs: by day, month, session or model.",
@@ -86,7 +87,7 @@ def _report(
             progress=progress,
         )
     if as_json:
-        print_json(report)
+        sys.stdout.write(dumps_report_json(report) + "\n")
         return
     show(report)
 

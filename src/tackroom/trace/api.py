@@ -297,7 +297,7 @@ def usage_text(
     :func:`tackroom.trace.shortcut.answer` without loading adapters or families.
     """
     from tackroom._files import config_dir, data_dir
-    from tackroom.cli._output import dumps_json
+    from tackroom.cli._output import dumps_report_json
     from tackroom.trace.shortcut import remember, report_key, signature
 
     where = Where.of()
@@ -305,7 +305,7 @@ def usage_text(
     index = _index(where.env, None)
     generation = index.generation()
     options = UsageOptions(group, harness, since, until, timezone, cost)
-    text = dumps_json(usage_report(index, options))
+    text = dumps_report_json(usage_report(index, options))
     runs_dir = data_dir(where.env) / "runs"
     plan = {
         "generation": generation,
