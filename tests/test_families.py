@@ -105,3 +105,19 @@ def test_entry_points_and_versions_are_found_as_importlib_metadata_finds_them(tm
     )  # the first acme-families shadows the second
     assert ours["zeta"] == "zeta:F" and ours["legacy"] == "legacy.mod:FAMILY.inner"
     assert ours["claude-code"] == "tackroom.families.claude_code:FAMILY"  # the installed ones too
+
+
+def test_the_built_in_hashes_are_hashlibs() -> None:
+    """tackroom._hash skips hashlib's OpenSSL import; its hashes must be the same functions' output."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from tackroom._hash import blake2b, sha256
+
+    for data in (b"", b"tackroom", bytes(range(256)) * 9):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        assert blake2b(data, digest_size=16).hexdigest() == hashlib.blake2b(data, digest_size=16).hexdigest()
+    probe = "import sys, tackroom.adapters.resolve, tackroom.trace.index; print('hashlib' in sys.modules)"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert found.stdout.strip() == "False", found.stderr

@@ -11,7 +11,6 @@ raised.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import reprlib
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tackroom._files import config_dir as config_dir
+from tackroom._hash import sha256
 from tackroom.adapters.layers import Form, Merged, Origin, Table, split_since
 from tackroom.adapters.versions import at_least, release_key
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
@@ -166,7 +166,7 @@ class Adapter:
         """SHA-256 over the canonical JSON of what this adapter runs (not its name or lineage)."""
         data = {k: v for k, v in self.effective.items() if k != "extends"}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return sha256(canonical.encode()).hexdigest()
 
     def to_cache(self) -> dict[str, Any]:
         return {
@@ -330,7 +330,7 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     ]
     inputs += [project_file] if project_file is not None else []
     key = _stat_key([__version__, *map(str, inputs)], inputs)
-    name = hashlib.sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
+    name = sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
     path = cache_dir() / f"adapters-{name}.json"
     cached = read_json(path)
     if cached.get("key") == key:
@@ -348,7 +348,7 @@ def _stat_key(parts: list[str], files: list[Path]) -> str:
             parts.append("missing")
             continue
         parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _resolve(files: list[Path], project_file: Path | None) -> AdapterSet:

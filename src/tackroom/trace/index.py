@@ -22,7 +22,6 @@ invalidates cached reports. The files themselves are only ever read.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import multiprocessing.util
 import os
@@ -38,6 +37,7 @@ from typing import Any
 import orjson
 
 from tackroom._gc import paused
+from tackroom._hash import blake2b
 from tackroom.families import get_family
 from tackroom.state.db import BUSY_S, StateDB
 from tackroom.trace.discover import Source
@@ -128,7 +128,7 @@ def head_of(path: str, length: int) -> str:
 
 def identity(data: bytes) -> str:
     """``"<length>:<hash>"`` of a file's first bytes ``data``."""
-    return f"{len(data)}:{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+    return f"{len(data)}:{blake2b(data, digest_size=16).hexdigest()}"
 
 
 def read_file(task: Task) -> Done:
