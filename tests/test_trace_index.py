@@ -617,3 +617,42 @@ def test_an_index_from_before_calls_were_stored_last_is_read_again(projects: Pat
         assert columns[-1] == "usage" and db.execute("SELECT count(*) FROM trace_files").fetchone() == (0,)
     assert api.scan(harness="claude-code").read == 1
     assert usage_report(index, UsageOptions("daily", "claude-code", timezone="UTC"), None) == before
+
+
+def test_a_scans_log_is_copied_aside_and_a_copy_that_cannot_start_loses_nothing(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan's write-ahead log is copied into the database by a thread (index._close_aside), and
+    no log is left behind; if that thread cannot open the database, the scan's own close copies it
+    (nothing printed, nothing lost)."""
+    import threading
+
+    from tackroom.errors import StateError
+
+    write(projects / "p" / "a.jsonl", line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1)))
+    api.scan(harness="claude-code")
+    index._finish_checkpoints()
+    state = StateDB.default().path
+    assert not Path(f"{state}-wal").exists()  # copied and removed by the last connection to close
+
+    real_open = StateDB.open
+    refused: list[str] = []
+
+    def open_(self: StateDB) -> sqlite3.Connection:
+        if threading.current_thread().name == "tackroom-checkpoint":
+            refused.append("checkpoint")
+            raise StateError("refused for the test")
+        return real_open(self)
+
+    printed: list[object] = []
+    monkeypatch.setattr(StateDB, "open", open_)
+    monkeypatch.setattr(threading, "excepthook", printed.append)
+    write(projects / "p" / "b.jsonl", line("s2", "2026-11-01T11:00:01.000Z", "msg_b", u(20, 2)))
+    assert api.scan(harness="claude-code").read == 1
+    index._finish_checkpoints()
+    assert refused == ["checkpoint"] and printed == []
+    assert not Path(f"{state}-wal").exists()
+    report = usage_report(
+        TraceIndex(StateDB.default()), UsageOptions("daily", "claude-code", timezone="UTC"), None
+    )
+    assert report["totals"]["input"] == 30 and report["totals"]["calls"] == 2
