@@ -356,9 +356,9 @@ class TraceIndex:
         try:
             with self.db.errors():
                 held.execute("PRAGMA synchronous=NORMAL")  # a cache of the logs: a crash loses a batch
-                held.execute("PRAGMA wal_autocheckpoint=0")  # the log is copied aside (_close_aside)
             self._read_all(tasks, report.bytes_read, jobs, progress, held)
             with self.db.errors():
+                held.execute("PRAGMA wal_autocheckpoint=0")  # this commit leaves the log to _close_aside
                 _begin(held)
                 try:
                     held.executemany("DELETE FROM trace_files WHERE id = ?", [(i,) for i in gone])
@@ -454,9 +454,13 @@ def _close_aside(db: StateDB, held: sqlite3.Connection) -> None:
             conn.close()
 
     thread = threading.Thread(target=checkpoint, name="tackroom-checkpoint")
-    thread.start()
-    opened.wait()
-    _CHECKPOINTS[:] = [t for t in _CHECKPOINTS if t.is_alive()] + [thread]
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had: held's close copies the log itself
+        pass
+    else:
+        opened.wait()
+        _CHECKPOINTS[:] = [t for t in _CHECKPOINTS if t.is_alive()] + [thread]
     with db.errors():
         held.close()
 
@@ -479,7 +483,7 @@ def _start_worker(db: StateDB) -> None:
     with db.errors():
         _WORKER_DB.execute("PRAGMA synchronous=NORMAL")
         # A checkpoint syncs the disk: every 16 MB of the log, not every 4 MB (10 % off a 500 MB first
-        # pass here); the held connection's close copies the rest.
+        # pass here); what is left is copied aside as the scan ends (_close_aside).
         _WORKER_DB.execute("PRAGMA wal_autocheckpoint=4000")
         # The workers take turns at the one write lock: _store waits for it in finer steps than SQLite.
         _WORKER_DB.execute("PRAGMA busy_timeout=0")
