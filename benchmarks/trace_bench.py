@@ -308,9 +308,10 @@ def run_size(size_mb: int, seed: int, runs: int, ccusage: Path, tackroom: list[s
     result = Result(size_mb, size)
     grow = largest_transcript(source).relative_to(source)
     with contextlib.ExitStack() as stack:
-        works = [Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE)))]
-        works += [Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE)))
-                  for _ in range(runs - 1)]  # fmt: skip
+        works = [
+            Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="trace-bench-", dir=CACHE)))
+            for _ in range(runs)
+        ]
         for work in works:
             linked_copy(source, work / "claude", grow)
         copied = time.monotonic()

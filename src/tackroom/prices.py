@@ -21,6 +21,7 @@ inside ``input_tokens``; the conversion happens here, once.)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -88,8 +89,10 @@ class ModelPrices:
         )
 
 
+@functools.cache
 def table_version() -> str:
-    """The installed ``genai-prices`` release: what a cost was worked out from."""
+    """The installed ``genai-prices`` release: what a cost was worked out from (looked up once: a
+    report asks for it twice, for its cache key and its price book)."""
     from tackroom._dists import version
 
     return version("genai-prices") or "unknown"
