@@ -13,7 +13,7 @@ RECORDED_TEXT = "TACKROOM-TEXT-claude-code"
 SLOTS = (
     '"{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}", '
     '"{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}", '
-    '"{{opt.reasoning_effort}}", "{{opt.resume}}"'
+    '"{{opt.reasoning_effort}}", "{{opt.resume}}", "{{trust}}"'
 )
 
 

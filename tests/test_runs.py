@@ -24,7 +24,7 @@ RECORDED = Path(__file__).parent / "golden" / "claude-code" / "claude-code-text"
 SLOTS = (
     '"{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}", '
     '"{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}", '
-    '"{{opt.reasoning_effort}}", "{{opt.resume}}"'
+    '"{{opt.reasoning_effort}}", "{{opt.resume}}", "{{trust}}"'
 )
 
 

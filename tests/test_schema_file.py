@@ -39,6 +39,7 @@ def test_public_api() -> None:
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
+        "UntrustedProjectError",
         *("DetectionError", "ConformanceError", "detect", "Detection"),
         *("ProbeError", "RowError", "StateError", "Gateway", "GatewayError"),
         *("UserText", "Record", "TraceError", "read_trace", "usage", "list_sessions", "scan_traces"),

@@ -61,6 +61,7 @@ _EXPORTS = {
     "ProfileError": "tackroom.errors",
     "UnsafePathError": "tackroom.errors",
     "TrustError": "tackroom.errors",
+    "UntrustedProjectError": "tackroom.errors",
     "OptionError": "tackroom.errors",
     "UnsupportedOptionError": "tackroom.errors",
     "TemplateError": "tackroom.errors",
@@ -135,6 +136,7 @@ __all__ = [
     "UnknownAdapterError",
     "UnsafePathError",
     "UnsupportedOptionError",
+    "UntrustedProjectError",
     "Usage",
     "UsageReport",
     "UserText",
@@ -179,6 +181,7 @@ if TYPE_CHECKING:
         UnknownAdapterError,
         UnsafePathError,
         UnsupportedOptionError,
+        UntrustedProjectError,
     )
     from tackroom.gateway import Gateway
     from tackroom.mock import MockServer, Script, Turn

@@ -11,6 +11,7 @@ else is a bug and gets a traceback.
      ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
      ├── UnsafePathError        a name or path that would leave its root, or a link out of it
      ├── TrustError             a trust record that cannot be made or revoked as asked
+     │    └── UntrustedProjectError  a run refused: its harness would run an untrusted project's config
      ├── OptionError            an option the selected adapter cannot render
      │    └── UnsupportedOptionError
      ├── TemplateError          a template that cannot be expanded with what was given
@@ -88,6 +89,11 @@ class UnsafePathError(TackroomError):
 
 class TrustError(TackroomError):
     """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke."""
+
+
+class UntrustedProjectError(TrustError):
+    """A run refused: its harness loads the project's executable config on its own, and the user has
+    not trusted the project (``tackroom trust``)."""
 
 
 class OptionError(TackroomError):

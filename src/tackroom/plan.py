@@ -24,6 +24,7 @@ from tackroom.vocabulary import OPTION_KINDS
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter
+    from tackroom.trust import NativeTrust
 
 #: Variables every harness gets from the caller: what a process needs to run,
 #: find certificates and reach a proxy. Nothing else of the host passes
@@ -268,23 +269,22 @@ def build_plan(
         endpoint = replace(endpoint, api_key=_api_key(adapter, endpoint, environ))
     if wiring is not None and model is not None and "model" in data.get("options", {}):
         values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
-    untrusted = _native_trust(adapter, workdir, environ)
-    argv, option_env = _argv(adapter, values, prompt, endpoint, model, trusted=untrusted is None)
+    native = _native_trust(adapter, workdir, environ)
+    argv, option_env = _argv(adapter, values, prompt, endpoint, model, native, workdir)
     real_home = environ.get("HOME", str(Path.home()))
     home_text = str(home) if home is not None else real_home
     builder = _EnvBuilder(adapter, environ, home_text, str(workdir))
     builder.base(home, endpoint)
     builder.adapter_set()
-    if untrusted is None:
-        for name, value in data.get("trust", {}).get("env", {}).items():
-            builder.add(name, value, "trust")
+    for name, value in _trusted(data.get("trust", {}), native, "env", {}).items():
+        builder.add(name, value, "trust")
     if endpoint is not None:
         builder.endpoint(endpoint, model)
     for name, value in option_env.items():
         builder.add(name, value, "option")
     builder.scrub((*data.get("env", {}).get("scrub", ()), *scrub))
     files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
-    withheld = (*builder.withheld, *([untrusted] if untrusted else []))
+    withheld = (*builder.withheld, *([native.note] if native.note else []))
     return Plan(
         adapter=adapter.name,
         harness=adapter.harness,
@@ -298,7 +298,7 @@ def build_plan(
         files=files,
         options=values,
         withheld=withheld,
-        untrusted=untrusted,
+        untrusted=None if native.allowed else native.note,
         secrets=frozenset(v.value for v in builder.vars.values() if v.secret and v.value),
     )
 
@@ -335,13 +335,19 @@ def _sends_api_key(wiring: Mapping[str, Any]) -> bool:
     return any("api_key" in templates.placeholders(text) for text in texts)
 
 
-def _native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> str | None:
-    """None when the adapter's trust flags may be given here, else why they are withheld."""
-    if not adapter.effective.get("trust"):
-        return None
-    from tackroom.trust import native_trust
+def _native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> NativeTrust:
+    """Which of the adapter's trust flags may be given here, and what was withheld and why."""
+    from tackroom.trust import NativeTrust, native_trust
 
+    if not adapter.effective.get("trust"):
+        return NativeTrust(allowed=True)
     return native_trust(adapter, workdir, environ)
+
+
+def _trusted(table: Mapping[str, Any], native: NativeTrust, key: str, empty: Any) -> Any:
+    """The trust table's ``argv`` or ``env`` a run gets: the flags that let the harness load the
+    project's config when that is allowed, else those that keep it from it."""
+    return table.get(key if native.allowed else f"untrusted_{key}", empty)
 
 
 def _endpoint_model(adapter: Adapter, values: Mapping[str, Any], endpoint: Endpoint | None) -> str | None:
@@ -363,8 +369,8 @@ def _argv(
     prompt: str,
     endpoint: Endpoint | None,
     model: str | None,
-    *,
-    trusted: bool,
+    native: NativeTrust,
+    workdir: Path,
 ) -> tuple[list[str], dict[str, str]]:
     data = adapter.effective
     templates_by_option: Mapping[str, Any] = data.get("options", {})
@@ -387,7 +393,8 @@ def _argv(
             if endpoint is not None and wiring is not None:
                 argv += [_endpoint_text(e, adapter, endpoint, model) for e in wiring.get("argv", ())]
         elif element == "{{trust}}":
-            argv += data.get("trust", {}).get("argv", []) if trusted else []
+            trust_argv = _trusted(data.get("trust", {}), native, "argv", [])
+            argv += [templates.substitute(e, {"workdir": str(workdir)}) for e in trust_argv]
         else:
             argv.append(templates.substitute(element, {"prompt": prompt}))
     return argv, env

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tackroom.errors import ConfigError, Problem, TrustError
+from tackroom.errors import ConfigError, Problem, TrustError, UntrustedProjectError
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import Adapter, AdapterSet
@@ -192,24 +192,59 @@ def digest(directory: Path, covers: Sequence[str]) -> str:
 # -- what a run uses --------------------------------------------------------------------------
 
 
-def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> str | None:
-    """None when the adapter's trust flags may be given in ``workdir``; else why they are withheld."""
+@dataclass(frozen=True)
+class NativeTrust:
+    """What a run may let its harness load of the project: the adapter's ``[trust]`` table applied."""
+
+    allowed: bool
+    """No directory from the workdir up to the repository root holds project config the user has not
+    trusted: the flags that let the harness load it (``argv``, ``env``) are given; otherwise those
+    that keep it from it (``untrusted_argv``, ``untrusted_env``) are."""
+    note: str | None = None
+    """What was withheld or kept from the harness, and why, with the fix."""
+
+
+def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> NativeTrust:
+    """Which of the adapter's trust flags a run in ``workdir`` gets, and what it says about them.
+
+    A project's ``project`` paths (config the harness can run code from) are
+    used only after ``tackroom trust``. A harness that loads them on its own
+    and has no flag that keeps it from them is refused: an
+    :class:`UntrustedProjectError` names the files and the fix.
+    """
     table: Mapping[str, Any] = adapter.effective.get("trust", {})
-    if not table.get("argv") and not table.get("env"):
-        return None
-    for directory in project_chain(workdir):
-        found = [rel for rel in table.get("project", ()) if os.path.lexists(directory / rel)]
-        if not found:
-            continue
+    held = _project_config(table.get("project", ()), workdir)
+    for directory, found in held:
         state = state_of(directory, environ)
-        if all(state.covers(rel) for rel in found):
-            continue
-        flags = shlex.join([*table.get("argv", ()), *(f"{k}={v}" for k, v in table.get("env", {}).items())])
-        return (
-            f"{adapter.harness}: withheld {flags}: {directory} holds {', '.join(found)}, project config the "
-            f"harness would then load, and {state.why_not()}"
+        if not all(state.covers(rel) for rel in found):
+            return _untrusted(adapter, table, directory, found, state)
+    return NativeTrust(allowed=True)
+
+
+def _untrusted(
+    adapter: Adapter, table: Mapping[str, Any], directory: Path, found: Sequence[str], state: TrustState
+) -> NativeTrust:
+    opens = [*table.get("argv", ()), *(f"{k}={v}" for k, v in table.get("env", {}).items())]
+    closes = bool(table.get("untrusted_argv") or table.get("untrusted_env"))
+    holds = f"{directory} holds {', '.join(found)}, project config the harness"
+    if not opens and not closes:
+        raise UntrustedProjectError(
+            f"{adapter.harness} (adapter {adapter.name!r}) was not started: {holds} loads and runs on its "
+            f"own (hooks, MCP servers, plugins) with no flag to keep it from them, and {state.why_not()}"
         )
-    return None
+    said = [f"withheld {shlex.join(opens)}: {holds} would then load"] if opens else []
+    if closes:
+        said.append(
+            f"kept from loading {', '.join(found)} of {directory}: what a project's config runs (hooks, "
+            "MCP servers, plugins) is used only after you trust it"
+        )
+    return NativeTrust(allowed=False, note=f"{adapter.harness}: {'; '.join(said)}, and {state.why_not()}")
+
+
+def _project_config(paths: Sequence[str], workdir: Path) -> list[tuple[Path, list[str]]]:
+    """Each directory from ``workdir`` up to the repository root holding some of ``paths``, with them."""
+    held = [(d, [rel for rel in paths if os.path.lexists(d / rel)]) for d in project_chain(workdir)]
+    return [(directory, found) for directory, found in held if found]
 
 
 def default_profile(

@@ -39,7 +39,7 @@ RECORDED = FAKE.parent.parent / "golden" / "claude-code" / "claude-code-text" / 
 SLOTS = [
     *("{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}"),
     *("{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}"),
-    *("{{opt.reasoning_effort}}", "{{opt.resume}}"),
+    *("{{opt.reasoning_effort}}", "{{opt.resume}}", "{{trust}}"),
 ]
 REAL = {
     "ANTHROPIC_API_KEY": "sk-ant-REAL-API-KEY-0001",

@@ -31,7 +31,7 @@ RECORDED = FAKE.parent.parent / "golden" / "claude-code" / "claude-code-text" / 
 SLOTS = [
     *("{{opt.auto_accept}}", "{{opt.model}}", "{{opt.max_turns}}", "{{opt.system_prompt_file}}"),
     *("{{opt.append_system_prompt}}", "{{opt.allowed_tools}}", "{{opt.disallowed_tools}}"),
-    *("{{opt.reasoning_effort}}", "{{opt.resume}}"),
+    *("{{opt.reasoning_effort}}", "{{opt.resume}}", "{{trust}}"),
 ]
 SECRET = "aws-secret-TRUST-9f8e7d6c"
 
@@ -220,8 +220,9 @@ def test_harness_trust_flags_only_where_safe(name: str, flag: str, planted: str,
 def test_a_failed_run_says_the_trust_flag_was_withheld(config_dir: Path, tmp_path: Path) -> None:
     fake_adapter(
         config_dir,
-        "--exit-code", "55", "{{trust}}",
-        extra='[adapter.fake.trust]\nargv = ["--announce"]\nproject = [".fakeharness"]\n',
+        "--exit-code", "55",
+        extra='[adapter.fake.trust]\nargv = ["--announce"]\nproject = [".fakeharness"]\n'
+        "untrusted_argv = []\nuntrusted_env = {}\n",
     )  # fmt: skip
     adapter: Adapter = load_adapters(config=config_dir)["fake"]
     repo = tmp_path / "repo"
@@ -240,7 +241,7 @@ def test_a_failed_run_says_the_trust_flag_was_withheld(config_dir: Path, tmp_pat
 def test_trust_slot_and_paths_are_checked(config_dir: Path) -> None:
     (config_dir / "adapters.d" / "bad.toml").write_text(
         '[adapter.bad]\nextends = "gemini"\n[adapter.bad.trust]\nproject = ["../outside", "/etc"]\n'
-        '[adapter.slotless]\nextends = "claude-code"\n[adapter.slotless.trust]\nargv = ["--x"]\n',
+        '[adapter.slotless]\nextends = "aider"\n[adapter.slotless.trust]\nargv = ["--x"]\n',
         encoding="utf-8",
     )
     from tackroom.errors import ConfigError

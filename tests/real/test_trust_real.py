@@ -1,60 +1,209 @@
-"""Harness-native trust, for real: gemini loads a repository's own ``.gemini`` only after ``tackroom trust``.
+"""A stranger's repository runs nothing through the harness's own config loading, for real.
 
-gemini 0.61.0 refuses a folder it does not trust (exit 55) unless it is
-given ``--skip-trust``, and a trusted workspace spawns the MCP servers of
-the repository's ``.gemini/settings.json``. tackroom gives the flag only to a
-project the user trusted, so an untrusted repository's server never starts
-and the run says why it failed; after ``tackroom trust`` it starts.
+Headless modes skip the harnesses' own trust prompts, so tackroom is the only
+guard. Each case below is a freshly cloned repository that plants, where its
+harness reads project config, every kind of thing that runs code: hooks, MCP
+servers, plugins. Each leaves a marker file when it runs. Untrusted, the
+harness must run its prompt with none of them; after ``tackroom trust``, all
+of them run, so the test would see a flag that kept the harness from too much.
+
+gemini 0.61.0 refuses a folder it does not trust (exit 55) unless it is given
+``--skip-trust``: tackroom withholds the flag in an untrusted project, so the
+run fails and says why; once trusted it runs and its repository's server starts.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from realkit import AT_VERSIONS
 
+from clikit import run_cli
 from tackroom.adapters.resolve import Adapter
+from tackroom.errors import UntrustedProjectError
+from tackroom.run.result import Result
 from tackroom.run.runner import run
 from tackroom.trust import trust
 
 pytestmark = pytest.mark.real
 
 
-@pytest.mark.parametrize("harness", ["gemini"], indirect=True)
-def test_gemini_loads_a_repositorys_settings_only_after_trust(
-    harness: Adapter, harness_data: Path, tmp_path: Path
-) -> None:
-    # Trust records go to this test's own data dir; the shared harness installs are only read.
+def _mcp(marker: str) -> dict[str, object]:
+    """A stdio MCP server entry that leaves ``marker`` and exits (a harness that waits for it to
+    answer would wait until its timeout)."""
+    return {"command": "sh", "args": ["-c", f"touch {marker}"]}
+
+
+def _claude_hooks(markers: Path) -> dict[str, object]:
+    def command(name: str) -> list[dict[str, object]]:
+        return [{"hooks": [{"type": "command", "command": f"touch {markers / name}"}]}]
+
+    return {
+        "SessionStart": [{"matcher": "startup", **command("session-start")[0]}],
+        "UserPromptSubmit": command("prompt-submit"),
+    }
+
+
+@dataclass(frozen=True)
+class Planted:
+    """What a repository plants for one harness: files by relative path, and the markers they leave."""
+
+    files: dict[str, str]
+    markers: tuple[str, ...]
+    refused: bool = False
+    """The harness refuses an untrusted folder itself once tackroom withholds its trust flag."""
+    refused_by_tackroom: bool = False
+    """No flag keeps the harness from this config: tackroom does not start it in an untrusted project."""
+    options: dict[str, object] = field(default_factory=dict)
+    text: tuple[str, ...] = field(default=())
+    """Markers of project text (rules) that must reach the model whether trusted or not."""
+
+
+def _planted(name: str, markers: Path) -> Planted:
+    if name == "claude-code":
+        settings = {"hooks": _claude_hooks(markers)}
+        local = {
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {markers / 'local'}"}]}]}
+        }
+        return Planted(
+            {
+                ".claude/settings.json": json.dumps(settings),
+                ".claude/settings.local.json": json.dumps(local),
+                ".mcp.json": json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}}),
+                "CLAUDE.md": "Project rule: RULE-MARKER-7Q.\n",
+            },
+            ("session-start", "prompt-submit", "local", "mcp"),
+            text=("RULE-MARKER-7Q",),
+        )
+    if name in ("opencode", "opencode-acp", "kilo"):
+        config = "kilo.json" if name == "kilo" else "opencode.json"
+        plugins = ".kilo/plugin" if name == "kilo" else ".opencode/plugin"
+        server = {"type": "local", "command": ["sh", "-c", f"touch {markers / 'mcp'}"], "enabled": True}
+        plugin = (
+            'import { writeFileSync } from "node:fs";\n'
+            f"writeFileSync({json.dumps(str(markers / 'plugin'))}, '');\n"
+            "export const Planted = async () => ({});\n"
+        )
+        files = {config: json.dumps({"mcp": {"planted": server}}), f"{plugins}/planted.js": plugin}
+        # Kilo keeps the project from it with a switch; opencode has none for plugins, so is refused.
+        return Planted(files, ("mcp", "plugin"), refused_by_tackroom=name != "kilo")
+    if name in ("qwen", "qwen-acp"):
+        hooks = {
+            event: [{"hooks": [{"type": "command", "command": f"touch {markers / event}"}]}]
+            for event in ("UserPromptSubmit", "Stop")
+        }
+        settings = {"hooks": hooks}
+        if name == "qwen":  # qwen starts a project's MCP servers under --yolo only
+            settings["mcpServers"] = {"planted": _mcp(str(markers / "mcp"))}
+        markers_left = ("Stop", "UserPromptSubmit", *(("mcp",) if name == "qwen" else ()))
+        return Planted(
+            {".qwen/settings.json": json.dumps(settings)},
+            markers_left,
+            refused_by_tackroom=True,
+            options={"auto_accept": True} if name == "qwen" else {},
+        )
+    if name == "gemini":
+        settings = {"mcpServers": {"planted": _mcp(str(markers / "mcp"))}}
+        return Planted({".gemini/settings.json": json.dumps(settings)}, ("mcp",), refused=True)
+    raise KeyError(name)
+
+
+PLANTING = {"claude-code", "gemini", "kilo", "opencode", "opencode-acp", "qwen", "qwen-acp"}
+CASES = [param for param in AT_VERSIONS if param.partition("@")[0] in PLANTING]
+
+
+@pytest.fixture
+def environ(harness_data: Path, tmp_path: Path) -> dict[str, str]:
+    """Trust records go to this test's own data dir; the shared harness installs are only read."""
     data = tmp_path / "data" / "tackroom"
     data.mkdir(parents=True)
     (data / "harnesses").symlink_to(harness_data / "tackroom" / "harnesses")
-    environ = {**os.environ, "XDG_DATA_HOME": str(data.parent)}
+    return {**os.environ, "XDG_DATA_HOME": str(data.parent)}
+
+
+def _repository(tmp_path: Path, planted: Planted) -> Path:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    (repo / ".gemini").mkdir()
-    spawned = tmp_path / "spawned.txt"
-    server = {"command": "sh", "args": ["-c", f"echo spawned >> {spawned}"]}
-    (repo / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+    for relative, content in planted.files.items():
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(content, encoding="utf-8")
+    return repo
 
-    def go() -> tuple[bool, str | None, tuple[str, ...]]:
-        result = run(
-            harness,
-            "hello",
-            workdir=repo,
-            mock_text="TRUSTED-REPLY",
-            runs_dir=tmp_path / "runs",
-            environ=environ,
-            timeout_s=120,
-        )
-        return result.ok and result.final_text == "TRUSTED-REPLY", result.error, result.argv
 
-    ok, error, argv = go()
-    assert not ok and "--skip-trust" not in argv
-    assert error is not None and "withheld --skip-trust" in error and f"tackroom trust {repo}" in error
-    assert not spawned.exists(), "an untrusted repository's MCP server must not start"
+def _run(harness: Adapter, repo: Path, environ: dict[str, str], tmp_path: Path, planted: Planted) -> Result:
+    return run(
+        harness,
+        "hello",
+        options=planted.options,
+        workdir=repo,
+        mock_text="PLANTED-REPLY",
+        mock_log=tmp_path / f"mock-{len(list(tmp_path.glob('mock-*')))}.jsonl",
+        runs_dir=tmp_path / "runs",
+        environ=environ,
+        harness_version=harness.version,
+        timeout_s=120,
+    )
+
+
+def _left(markers: Path) -> list[str]:
+    return sorted(p.name for p in markers.iterdir())
+
+
+@pytest.mark.parametrize("harness", CASES, indirect=True)
+def test_a_strangers_repository_runs_its_config_only_after_trust(
+    harness: Adapter, environ: dict[str, str], tmp_path: Path
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    planted = _planted(harness.name, markers)
+    repo = _repository(tmp_path, planted)
+
+    if planted.refused_by_tackroom:
+        with pytest.raises(UntrustedProjectError, match=re.escape(f"run `tackroom trust {repo}`")):
+            _run(harness, repo, environ, tmp_path, planted)
+        assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").iterdir())
+        assert _left(markers) == []
+    else:
+        _untrusted_run_loads_nothing(harness, repo, environ, tmp_path, planted)
+
     trust(repo, environ=environ)
-    ok, error, argv = go()
-    assert ok, error
-    assert "--skip-trust" in argv and spawned.exists()
+    trusted = _run(harness, repo, environ, tmp_path, planted)
+    assert trusted.ok and trusted.final_text == "PLANTED-REPLY", trusted.error
+    assert _left(markers) == sorted(planted.markers), "a trusted repository's config must run"
+    assert not trusted.withheld
+
+
+def _untrusted_run_loads_nothing(
+    harness: Adapter, repo: Path, environ: dict[str, str], tmp_path: Path, planted: Planted
+) -> None:
+    markers = tmp_path / "markers"
+    untrusted = _run(harness, repo, environ, tmp_path, planted)
+    assert _left(markers) == [], f"an untrusted repository ran {_left(markers)} through {harness.name}"
+    assert f"tackroom trust {repo}" in " ".join(untrusted.withheld)
+    if planted.refused:
+        assert not untrusted.ok and untrusted.error and f"tackroom trust {repo}" in untrusted.error
+    else:
+        assert untrusted.ok and untrusted.final_text == "PLANTED-REPLY", untrusted.error
+        for text in planted.text:
+            assert text in (tmp_path / "mock-0.jsonl").read_text(encoding="utf-8"), (
+                f"{text} was kept away too"
+            )
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_the_cli_says_what_it_kept_from_the_harness_and_how_to_trust(
+    harness: Adapter, environ: dict[str, str], tmp_path: Path
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = _repository(tmp_path, _planted(harness.name, markers))
+    done = run_cli("run", harness.name, "hello", "--mock-text", "PLANTED-REPLY", cwd=repo, env=environ)
+    assert done.returncode == 0, done.stderr
+    assert _left(markers) == []
+    assert ".claude/settings.json, .claude/settings.local.json, .mcp.json" in done.stderr
+    assert f"run `tackroom trust {repo}`" in done.stderr

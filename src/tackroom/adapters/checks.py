@@ -128,12 +128,19 @@ def _trust(spec: AdapterSpec) -> Iterator[Finding]:
         if slots:
             yield ("one_shot",), "{{trust}} is used but the adapter has no [trust] table"
         return
-    if trust.argv and not slots:
-        yield ("one_shot",), "trust.argv is set but one_shot has no {{trust}} slot for it"
-    for index, element in enumerate(trust.argv):
-        problem = templates.check_names(element, frozenset())
-        if problem:
-            yield ("trust", "argv", str(index)), problem
+    for key in ("argv", "untrusted_argv"):
+        elements: list[str] = getattr(trust, key)
+        if elements and not slots:
+            yield (
+                ("one_shot",),
+                f'trust.{key} is set but one_shot has no {{{{trust}}}} slot for it: add "{{{{trust}}}}"',
+            )
+        for index, element in enumerate(elements):
+            problem = templates.check_names(
+                element, frozenset({"workdir"} if key == "untrusted_argv" else ())
+            )
+            if problem:
+                yield ("trust", key, str(index)), problem
     for index, path in enumerate(trust.project):
         parts = path.replace("\\", "/").split("/")
         if not path or path.startswith(("/", "~")) or ".." in parts or "{{" in path:

@@ -162,22 +162,30 @@ class ModelEndpoint(Strict):
 
 
 class Trust(Strict):
-    """The harness's own check of the project it runs in, and what turns that check off.
+    """What of a project the harness can run code from, and the flags that let it or keep it from it.
 
-    Turning it off lets the harness load the project's own config (its MCP
-    servers, hooks, environment files), so tackroom gives ``argv`` and ``env``
-    only when no directory from the working directory up to the repository
-    root holds one of ``project``, or when the user trusted the directory that
-    holds them (``tackroom trust``). Otherwise they are withheld and the run
-    says why.
+    ``project`` lists those paths (``.gemini``, ``.claude/settings.json``: hooks, MCP servers,
+    plugins). They are used only after ``tackroom trust``: ``argv`` and ``env`` (which let the
+    harness load them, turning its own trust check off) are given only when no directory from the
+    working directory up to the repository root holds one of them, or when the user trusted the
+    directory that does; otherwise ``untrusted_argv`` and ``untrusted_env`` (which keep the
+    harness from loading them) are given in their place. A harness that loads them on its own and
+    has no flag of either kind is not started in an untrusted project. Whatever was withheld is
+    said on stderr and in the result's ``withheld``.
     """
 
     argv: Template = []
     """Elements inserted at ``{{trust}}`` in ``one_shot`` when allowed (no placeholders)."""
     env: dict[EnvName, str] = {}
     """Variables set when allowed."""
+    untrusted_argv: Template = []
+    """Elements inserted at ``{{trust}}`` in a project the user has not trusted, in place of ``argv``:
+    they keep the harness from loading the project's config (e.g. ``--setting-sources user``).
+    ``{{workdir}}`` is the only placeholder."""
+    untrusted_env: dict[EnvName, str] = {}
+    """Variables set in a project the user has not trusted, in place of ``env``, for the same end."""
     project: list[str] = []
-    """Paths (relative, e.g. ``.gemini``) the flags would let the harness load from a project."""
+    """Paths (relative, e.g. ``.gemini``) of project config the harness can run code from."""
 
 
 class Transcripts(Strict):
@@ -378,7 +386,7 @@ class AdapterSpec(Strict):
     model_endpoint: ModelEndpoint | None = None
     """How to point it at a model base URL; absent = it cannot be pointed."""
     trust: Trust | None = None
-    """Flags that turn off the harness's own project-trust check, and when they may be given."""
+    """The project config the harness can run code from, and the flags that let it or keep it from it."""
     home: dict[EnvName, str] = {}
     """Variables that relocate its config and state -> their default location."""
     transcripts: Transcripts | None = None
