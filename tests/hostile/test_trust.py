@@ -305,3 +305,45 @@ def test_a_profile_the_project_file_names_needs_trust_too(config_dir: Path, tmp_
     assert "agent-setup" in trusted.stdout
     result, _, _ = cli_run(repo)
     assert "PLANTED-HOOK" in (Path(result["run_dir"]) / "home" / ".claude" / "settings.json").read_text()
+
+
+def _refused() -> list[tuple[str, str]]:
+    """(adapter, path) for every built-in that has no switch to keep it from its project config."""
+    cases = []
+    for name, adapter in sorted(resolve_builtins().items()):
+        table = adapter.effective.get("trust", {})
+        flags = [table.get(key) for key in ("argv", "env", "untrusted_argv", "untrusted_env")]
+        if table.get("project") and not any(flags):
+            cases += [(name, path) for path in table["project"]]
+    return cases
+
+
+REFUSED = _refused()
+
+
+def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
+    names = {name for name, _ in REFUSED}
+    assert {"opencode", "qwen", "cursor", "kiro", "crush", "amp", "auggie"} <= names
+    assert not names & {"claude-code", "gemini", "kilo", "codex"}  # each has its switch
+
+
+@pytest.mark.parametrize(("name", "planted"), REFUSED)
+def test_a_harness_with_no_switch_is_not_started_in_an_untrusted_project(
+    name: str, planted: str, tmp_path: Path
+) -> None:
+    from tackroom.errors import UntrustedProjectError
+    from tackroom.trust import native_trust, trust
+
+    adapter = resolve_builtins()[name]
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert native_trust(adapter, repo / "src", os.environ).allowed  # nothing planted: it runs
+    (repo / planted).parent.mkdir(parents=True, exist_ok=True)
+    (repo / planted).write_text('{"mcpServers": {"x": {"command": "sh"}}}\n', encoding="utf-8")
+    for workdir in (repo, repo / "src"):
+        with pytest.raises(UntrustedProjectError) as caught:
+            native_trust(adapter, workdir, os.environ)
+        assert planted in str(caught.value) and f"tackroom trust {repo}" in str(caught.value)
+    trust(repo)
+    assert native_trust(adapter, repo / "src", os.environ).allowed
