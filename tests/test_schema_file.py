@@ -59,6 +59,31 @@ def test_public_api() -> None:
     assert tree <= set(tackroom.__all__)
 
 
+def test_public_names_are_what_they_say_on_every_access() -> None:
+    """``tackroom.run`` and ``tackroom.detect`` share their names with submodules: loading those
+    (in any order, before or after the first access) must not put a module where the function was."""
+    import subprocess
+    import sys
+
+    script = """
+import importlib, inspect, tackroom
+first = {name: getattr(tackroom, name) for name in tackroom.__all__}
+for module in ("tackroom.run", "tackroom.run.runner", "tackroom.detect", "tackroom.trace.api"):
+    importlib.import_module(module)
+for name in tackroom.__all__:
+    again = getattr(tackroom, name)
+    assert again is first[name] and not inspect.ismodule(again), name
+assert callable(tackroom.run) and callable(tackroom.detect) and callable(tackroom.usage)
+assert set(tackroom.__all__) <= set(dir(tackroom))
+from tackroom.run import runner
+assert runner.run is tackroom.run
+"""
+    early = "import tackroom.run.runner, tackroom.detect\n" + script  # submodules first, then the names
+    for code in (script, early):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+
 def test_vocabularies_have_one_source() -> None:
     from typing import get_args
 

@@ -13,7 +13,9 @@ imported on first use, so ``import tackroom`` does no work.
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from types import ModuleType
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the quickest commands ~20 ms
 if TYPE_CHECKING:
@@ -212,4 +214,26 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'tackroom' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next access finds it, not the same-named submodule
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(ModuleType):
+    """``tackroom.run`` and ``tackroom.detect`` stay the functions once their submodules load.
+
+    Importing ``tackroom.run.runner`` would otherwise bind the package ``tackroom.run`` over the
+    function of that name (the import system sets each submodule on its parent).
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType):
+            return  # the submodule is still sys.modules["tackroom.<name>"]
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
