@@ -323,7 +323,7 @@ REFUSED = _refused()
 
 def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
     names = {name for name, _ in REFUSED}
-    assert {"opencode", "qwen", "cursor", "kiro", "crush", "amp", "auggie"} <= names
+    assert {"opencode", "qwen", "letta", "cursor", "kiro", "crush", "amp", "auggie"} <= names
     assert not names & {"claude-code", "gemini", "kilo", "codex"}  # each has its switch
 
 

@@ -10,6 +10,9 @@ of them run, so the test would see a flag that kept the harness from too much.
 gemini 0.61.0 refuses a folder it does not trust (exit 55) unless it is given
 ``--skip-trust``: tackroom withholds the flag in an untrusted project, so the
 run fails and says why; once trusted it runs and its repository's server starts.
+letta runs a project's tool hooks with no switch to stop it, so it is refused until
+trusted; kimi reads no hook, server or plugin from a project at all, which the
+case proves by planting them where a user would look for them.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from realkit import AT_VERSIONS
@@ -26,6 +30,7 @@ from realkit import AT_VERSIONS
 from clikit import run_cli
 from tackroom.adapters.resolve import Adapter
 from tackroom.errors import UntrustedProjectError
+from tackroom.mock import Script, Turn
 from tackroom.run.result import Result
 from tackroom.run.runner import run
 from tackroom.trust import trust
@@ -62,6 +67,10 @@ class Planted:
     options: dict[str, object] = field(default_factory=dict)
     text: tuple[str, ...] = field(default=())
     """Markers of project text (rules) that must reach the model whether trusted or not."""
+    tool_call: bool = False
+    """The planted hooks fire around a tool call only: the mock has the harness run a shell command."""
+    reads_nothing: bool = False
+    """The harness reads none of it, trusted or not: nothing may run, and nothing is withheld."""
 
 
 def _planted(name: str, markers: Path) -> Planted:
@@ -110,10 +119,43 @@ def _planted(name: str, markers: Path) -> Planted:
     if name == "gemini":
         settings = {"mcpServers": {"planted": _mcp(str(markers / "mcp"))}}
         return Planted({".gemini/settings.json": json.dumps(settings)}, ("mcp",), refused=True)
+    if name == "letta":  # headless, only the tool hooks fire
+        hooks = {
+            event: [{"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / event}"}]}]
+            for event in ("PreToolUse", "PostToolUse")
+        }
+        local = {
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / 'local'}"}]}
+                ]
+            }
+        }
+        return Planted(
+            {
+                ".letta/settings.json": json.dumps({"hooks": hooks}),
+                ".letta/settings.local.json": json.dumps(local),
+            },
+            ("PostToolUse", "PreToolUse", "local"),
+            refused_by_tackroom=True,
+            tool_call=True,
+        )
+    if name == "kimi":  # config, hooks, MCP servers and plugins come from its share dir only
+        hooks = "".join(
+            f'[[hooks]]\nevent = "{event}"\ncommand = "touch {markers / event}"\n'
+            for event in ("SessionStart", "UserPromptSubmit", "PreToolUse")
+        )
+        servers = json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}})
+        return Planted(
+            {".kimi/config.toml": hooks, "kimi.toml": hooks, ".mcp.json": servers, ".kimi/mcp.json": servers},
+            (),
+            tool_call=True,
+            reads_nothing=True,
+        )
     raise KeyError(name)
 
 
-PLANTING = {"claude-code", "gemini", "kilo", "opencode", "opencode-acp", "qwen", "qwen-acp"}
+PLANTING = {"claude-code", "gemini", "kilo", "kimi", "letta", "opencode", "opencode-acp", "qwen", "qwen-acp"}
 CASES = [param for param in AT_VERSIONS if param.partition("@")[0] in PLANTING]
 
 
@@ -141,13 +183,23 @@ def _run(harness: Adapter, repo: Path, environ: dict[str, str], tmp_path: Path, 
         "hello",
         options=planted.options,
         workdir=repo,
-        mock_text="PLANTED-REPLY",
+        **_mock(planted),
         mock_log=tmp_path / f"mock-{len(list(tmp_path.glob('mock-*')))}.jsonl",
         runs_dir=tmp_path / "runs",
         environ=environ,
         harness_version=harness.version,
         timeout_s=120,
     )
+
+
+def _mock(planted: Planted) -> dict[str, Any]:
+    if planted.tool_call:
+        return {
+            "mock": Script(
+                [Turn.call("shell", {"command": "echo hi > out.txt"}), Turn.reply("PLANTED-REPLY")]
+            )
+        }
+    return {"mock_text": "PLANTED-REPLY"}
 
 
 def _left(markers: Path) -> list[str]:
@@ -170,6 +222,8 @@ def test_a_strangers_repository_runs_its_config_only_after_trust(
         assert _left(markers) == []
     else:
         _untrusted_run_loads_nothing(harness, repo, environ, tmp_path, planted)
+    if planted.reads_nothing:
+        return
 
     trust(repo, environ=environ)
     trusted = _run(harness, repo, environ, tmp_path, planted)
@@ -184,6 +238,9 @@ def _untrusted_run_loads_nothing(
     markers = tmp_path / "markers"
     untrusted = _run(harness, repo, environ, tmp_path, planted)
     assert _left(markers) == [], f"an untrusted repository ran {_left(markers)} through {harness.name}"
+    if planted.reads_nothing:
+        assert untrusted.ok and untrusted.final_text == "PLANTED-REPLY" and not untrusted.withheld
+        return
     assert f"tackroom trust {repo}" in " ".join(untrusted.withheld)
     if planted.refused:
         assert not untrusted.ok and untrusted.error and f"tackroom trust {repo}" in untrusted.error
