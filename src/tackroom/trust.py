@@ -39,6 +39,8 @@ _MAX_ENTRIES = 20_000
 """A project tree bigger than this is refused rather than hashed for minutes."""
 _MAX_BYTES = 64 * 1024 * 1024
 """Nor is a file bigger than this (a link to /proc/kcore must not be read)."""
+_MAX_KEYED_BYTES = 1024 * 1024
+"""A ``project_keys`` file bigger than this counts without being parsed."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) ->
     :class:`UntrustedProjectError` names the files and the fix.
     """
     table: Mapping[str, Any] = adapter.effective.get("trust", {})
-    held = _project_config(table.get("project", ()), workdir)
+    held = _project_config(table.get("project", ()), workdir, table.get("project_keys", {}))
     for directory, found in held:
         state = state_of(directory, environ)
         if not all(state.covers(rel) for rel in found):
@@ -241,10 +243,28 @@ def _untrusted(
     return NativeTrust(allowed=False, note=f"{adapter.harness}: {'; '.join(said)}, and {state.why_not()}")
 
 
-def _project_config(paths: Sequence[str], workdir: Path) -> list[tuple[Path, list[str]]]:
+def _project_config(
+    paths: Sequence[str], workdir: Path, keys: Mapping[str, Sequence[str]]
+) -> list[tuple[Path, list[str]]]:
     """Each directory from ``workdir`` up to the repository root holding some of ``paths``, with them."""
-    held = [(d, [rel for rel in paths if os.path.lexists(d / rel)]) for d in project_chain(workdir)]
+    held = [
+        (d, [rel for rel in paths if os.path.lexists(d / rel) and _holds(d / rel, keys.get(rel, ()))])
+        for d in project_chain(workdir)
+    ]
     return [(directory, found) for directory, found in held if found]
+
+
+def _holds(path: Path, keys: Sequence[str]) -> bool:
+    """Whether ``path`` counts: with ``keys``, only a JSON object holding one of them (or unreadable)."""
+    if not keys:
+        return True
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_KEYED_BYTES:
+            return True
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return True
+    return not isinstance(data, dict) or any(key in data for key in keys)
 
 
 def default_profile(

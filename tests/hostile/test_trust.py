@@ -323,8 +323,20 @@ REFUSED = _refused()
 
 def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
     names = {name for name, _ in REFUSED}
-    assert {"opencode", "qwen", "letta", "cursor", "kiro", "crush", "amp", "auggie"} <= names
-    assert not names & {"claude-code", "gemini", "kilo", "codex"}  # each has its switch
+    assert {
+        "opencode",
+        "qwen",
+        "letta",
+        "droid",
+        "cline",
+        "aider",
+        "pi",
+        "omp",
+        "cursor",
+        "kiro",
+        "crush",
+    } <= names
+    assert not names & {"claude-code", "gemini", "kilo", "codex", "copilot"}  # each has its switch
 
 
 @pytest.mark.parametrize(("name", "planted"), REFUSED)
@@ -347,3 +359,43 @@ def test_a_harness_with_no_switch_is_not_started_in_an_untrusted_project(
         assert planted in str(caught.value) and f"tackroom trust {repo}" in str(caught.value)
     trust(repo)
     assert native_trust(adapter, repo / "src", os.environ).allowed
+
+
+@pytest.mark.parametrize(
+    ("content", "refused"),
+    [
+        ('{\n  "model": "grok-code-fast-1"\n}', False),  # what grok writes into every directory
+        ('{"model": "m", "mcpServers": {"x": {"command": "sh"}}}', True),
+        ('["not", "an", "object"]', True),
+        ("{not json", True),
+        ("", True),
+    ],
+)
+def test_a_keyed_project_file_counts_only_when_it_holds_what_runs(
+    content: str, refused: bool, tmp_path: Path
+) -> None:
+    from tackroom.errors import UntrustedProjectError
+    from tackroom.trust import native_trust
+
+    adapter = resolve_builtins()["grok"]
+    repo = tmp_path / "repo"
+    (repo / ".grok").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / ".grok" / "settings.json").write_text(content, encoding="utf-8")
+    if refused:
+        with pytest.raises(UntrustedProjectError, match=r"\.grok/settings\.json"):
+            native_trust(adapter, repo, os.environ)
+    else:
+        assert native_trust(adapter, repo, os.environ).allowed
+
+
+def test_project_keys_name_project_paths(config_dir: Path) -> None:
+    (config_dir / "adapters.d" / "keys.toml").write_text(
+        '[adapter.keys]\nextends = "grok"\n[adapter.keys.trust]\nproject = [".env"]\n'
+        'project_keys = { ".grok/settings.json" = ["mcpServers"] }\n',
+        encoding="utf-8",
+    )
+    from tackroom.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"trust\.project_keys.*is not one of trust\.project"):
+        load_adapters(config=config_dir)

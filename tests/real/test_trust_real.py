@@ -71,9 +71,10 @@ class Planted:
     """The planted hooks fire around a tool call only: the mock has the harness run a shell command."""
     reads_nothing: bool = False
     """The harness reads none of it, trusted or not: nothing may run, and nothing is withheld."""
+    prompt: str = "hello"
 
 
-def _planted(name: str, markers: Path) -> Planted:
+def _planted(name: str, markers: Path, installs: Path) -> Planted:
     if name == "claude-code":
         settings = {"hooks": _claude_hooks(markers)}
         local = {
@@ -152,10 +153,97 @@ def _planted(name: str, markers: Path) -> Planted:
             tool_call=True,
             reads_nothing=True,
         )
+    if name == "gptme":  # it starts a gptme.toml's MCP servers and imports its plugins
+        touch = f"import pathlib\npathlib.Path({json.dumps(str(markers / 'plugin'))}).touch()\n"
+        config = (
+            '[plugins]\npaths = ["plugins"]\n[mcp]\nenabled = true\n[[mcp.servers]]\nname = "planted"\n'
+            f'command = "sh"\nargs = ["-c", "touch {markers / "mcp"}; sleep 5"]\n'
+        )
+        return Planted(
+            {"gptme.toml": config, "plugins/planted/__init__.py": touch, "plugins/planted/tools/tool.py": ""},
+            ("mcp", "plugin"),
+            refused_by_tackroom=True,
+        )
+    if name == "openhands":  # its hooks.json, and a .env whose variables reach its shell
+        hook = {
+            "session_start": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / 'hook'}"}]}
+            ]
+        }
+        return Planted(
+            {
+                ".openhands/hooks.json": json.dumps(hook),
+                ".env": f"PROMPT_COMMAND=touch {markers / 'dotenv'}\n",
+            },
+            ("dotenv", "hook"),
+            refused_by_tackroom=True,
+        )
+    if name == "mini-swe-agent":  # tackroom's `-c mini.yaml` finds the repository's first
+        [builtin] = installs.glob("mini-swe-agent/*/lib/python*/site-packages/minisweagent/config/mini.yaml")
+        template = "{{ cycler.__init__.__globals__.os.system('touch %s') }}" % (markers / "template")
+        config = builtin.read_text(encoding="utf-8").replace(
+            "system_template: |\n", f"system_template: |\n    {template}\n", 1
+        )
+        return Planted({"mini.yaml": config}, ("template",), refused_by_tackroom=True)
+    if name == "claude-code-acp":  # the SDK loads every setting source; only ACP's _meta could stop it
+        claude = _planted("claude-code", markers, installs)
+        files = {k: v for k, v in claude.files.items() if k != "CLAUDE.md"}
+        return Planted(files, claude.markers, refused_by_tackroom=True)
+    if name in ("pi", "omp"):  # TypeScript run in-process at start: an extension, a custom tool
+        module = (
+            'import { writeFileSync } from "node:fs";\n'
+            f"writeFileSync({json.dumps(str(markers / 'module'))}, '');\n"
+            "export default function () {}\n"
+        )
+        if name == "pi":
+            return Planted({".pi/extensions/planted.ts": module}, ("module",), refused_by_tackroom=True)
+        servers = json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}})
+        files = {".omp/tools/planted.ts": module, ".omp/mcp.json": servers}
+        return Planted(files, ("mcp", "module"), refused_by_tackroom=True)
+    if name == "aider":  # a config file's `load` runs its /run lines before the message
+        files = {".aider.conf.yml": "load: .aider.load\n", ".aider.load": f"/run touch {markers / 'conf'}\n"}
+        return Planted(files, ("conf",), refused_by_tackroom=True)
+    if name == "droid":
+        hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": f"touch {markers / 'hook'}"}]}]}
+        server = {"type": "stdio", **_mcp(str(markers / "mcp"))}
+        files = {
+            ".factory/hooks.json": json.dumps(hooks),
+            ".factory/mcp.json": json.dumps({"mcpServers": {"m": server}}),
+        }
+        return Planted(files, ("hook", "mcp"), refused_by_tackroom=True)
+    if name == "cline":  # any file named after an event is a hook; plugins are imported at start
+        plugin = (
+            'import { writeFileSync } from "node:fs";\n'
+            f"writeFileSync({json.dumps(str(markers / 'plugin'))}, '');\n"
+            'export default { name: "planted", manifest: { capabilities: ["hooks"] } };\n'
+        )
+        files = {
+            ".clinerules/hooks/TaskStart.sh": f"#!/bin/sh\ncat >/dev/null\ntouch {markers / 'hook'}\n",
+            ".cline/plugins/planted.js": plugin,
+        }
+        return Planted(files, ("hook", "plugin"), refused_by_tackroom=True, prompt="say hello please")
+    if name == "grok":
+        settings = {"mcpServers": {"planted": {"name": "planted", **_mcp(str(markers / "mcp"))}}}
+        return Planted({".grok/settings.json": json.dumps(settings)}, ("mcp",), refused_by_tackroom=True)
+    if name == "copilot":  # its own trust gate holds hooks and servers back; the variables let them in
+        hooks = {
+            "version": 1,
+            "hooks": {"sessionStart": [{"type": "command", "bash": f"touch {markers / 'hook'}"}]},
+        }
+        server = {"type": "local", **_mcp(str(markers / "mcp")), "tools": ["*"]}
+        files = {
+            ".github/hooks/planted.json": json.dumps(hooks),
+            ".mcp.json": json.dumps({"mcpServers": {"m": server}}),
+        }
+        return Planted(files, ("hook", "mcp"))
     raise KeyError(name)
 
 
-PLANTING = {"claude-code", "gemini", "kilo", "kimi", "letta", "opencode", "opencode-acp", "qwen", "qwen-acp"}
+PLANTING = {
+    *("aider", "claude-code", "claude-code-acp", "cline", "copilot", "droid", "gemini", "gptme"),
+    *("grok", "kilo", "kimi", "letta", "mini-swe-agent", "omp", "opencode", "opencode-acp"),
+    *("openhands", "pi", "qwen", "qwen-acp"),
+}
 CASES = [param for param in AT_VERSIONS if param.partition("@")[0] in PLANTING]
 
 
@@ -166,6 +254,10 @@ def environ(harness_data: Path, tmp_path: Path) -> dict[str, str]:
     data.mkdir(parents=True)
     (data / "harnesses").symlink_to(harness_data / "tackroom" / "harnesses")
     return {**os.environ, "XDG_DATA_HOME": str(data.parent)}
+
+
+def _installs(environ: dict[str, str]) -> Path:
+    return Path(environ["XDG_DATA_HOME"]) / "tackroom" / "harnesses"
 
 
 def _repository(tmp_path: Path, planted: Planted) -> Path:
@@ -180,7 +272,7 @@ def _repository(tmp_path: Path, planted: Planted) -> Path:
 def _run(harness: Adapter, repo: Path, environ: dict[str, str], tmp_path: Path, planted: Planted) -> Result:
     return run(
         harness,
-        "hello",
+        planted.prompt,
         options=planted.options,
         workdir=repo,
         **_mock(planted),
@@ -212,7 +304,7 @@ def test_a_strangers_repository_runs_its_config_only_after_trust(
 ) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    planted = _planted(harness.name, markers)
+    planted = _planted(harness.name, markers, _installs(environ))
     repo = _repository(tmp_path, planted)
 
     if planted.refused_by_tackroom:
@@ -227,7 +319,8 @@ def test_a_strangers_repository_runs_its_config_only_after_trust(
 
     trust(repo, environ=environ)
     trusted = _run(harness, repo, environ, tmp_path, planted)
-    assert trusted.ok and trusted.final_text == "PLANTED-REPLY", trusted.error
+    # A harness may print what the trusted config ran before its answer (aider: "Executing: /run ...").
+    assert trusted.ok and (trusted.final_text or "").strip().endswith("PLANTED-REPLY"), trusted.error
     assert _left(markers) == sorted(planted.markers), "a trusted repository's config must run"
     assert not trusted.withheld
 
@@ -239,13 +332,17 @@ def _untrusted_run_loads_nothing(
     untrusted = _run(harness, repo, environ, tmp_path, planted)
     assert _left(markers) == [], f"an untrusted repository ran {_left(markers)} through {harness.name}"
     if planted.reads_nothing:
-        assert untrusted.ok and untrusted.final_text == "PLANTED-REPLY" and not untrusted.withheld
+        assert (
+            untrusted.ok
+            and (untrusted.final_text or "").strip() == "PLANTED-REPLY"
+            and not untrusted.withheld
+        )
         return
     assert f"tackroom trust {repo}" in " ".join(untrusted.withheld)
     if planted.refused:
         assert not untrusted.ok and untrusted.error and f"tackroom trust {repo}" in untrusted.error
     else:
-        assert untrusted.ok and untrusted.final_text == "PLANTED-REPLY", untrusted.error
+        assert untrusted.ok and (untrusted.final_text or "").strip() == "PLANTED-REPLY", untrusted.error
         for text in planted.text:
             assert text in (tmp_path / "mock-0.jsonl").read_text(encoding="utf-8"), (
                 f"{text} was kept away too"
@@ -258,7 +355,7 @@ def test_the_cli_says_what_it_kept_from_the_harness_and_how_to_trust(
 ) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    repo = _repository(tmp_path, _planted(harness.name, markers))
+    repo = _repository(tmp_path, _planted(harness.name, markers, _installs(environ)))
     done = run_cli("run", harness.name, "hello", "--mock-text", "PLANTED-REPLY", cwd=repo, env=environ)
     assert done.returncode == 0, done.stderr
     assert _left(markers) == []

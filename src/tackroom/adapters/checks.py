@@ -149,6 +149,10 @@ def _trust(spec: AdapterSpec) -> Iterator[Finding]:
                 (f"{path!r} must be a plain relative path inside the project (e.g. '.gemini')"),
             )
 
+    for path in trust.project_keys:
+        if path not in trust.project:
+            yield ("trust", "project_keys", path), f"{path!r} is not one of trust.project: add it there"
+
 
 def _paths(spec: AdapterSpec) -> Iterator[Finding]:
     paths: list[tuple[tuple[str, ...], str]] = [(("home", k), v) for k, v in spec.home.items()]

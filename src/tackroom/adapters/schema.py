@@ -186,6 +186,10 @@ class Trust(Strict):
     """Variables set in a project the user has not trusted, in place of ``env``, for the same end."""
     project: list[str] = []
     """Paths (relative, e.g. ``.gemini``) of project config the harness can run code from."""
+    project_keys: dict[str, list[str]] = {}
+    """A JSON file of ``project`` that counts only when it holds one of these top-level keys: grok
+    writes a ``.grok/settings.json`` holding only a model into every directory it runs in, and only
+    its ``mcpServers`` run. A file that is not a readable JSON object counts."""
 
 
 class Transcripts(Strict):
