@@ -352,7 +352,8 @@ def test_a_harness_with_no_switch_is_not_started_in_an_untrusted_project(
     (repo / "src").mkdir()
     assert native_trust(adapter, repo / "src", os.environ).allowed  # nothing planted: it runs
     (repo / planted).parent.mkdir(parents=True, exist_ok=True)
-    (repo / planted).write_text('{"mcpServers": {"x": {"command": "sh"}}}\n', encoding="utf-8")
+    # Every key a keyed file counts by (grok: mcpServers, letta: hooks).
+    (repo / planted).write_text('{"mcpServers": {"x": {"command": "sh"}}, "hooks": {}}\n', encoding="utf-8")
     for workdir in (repo, repo / "src"):
         with pytest.raises(UntrustedProjectError) as caught:
             native_trust(adapter, workdir, os.environ)
