@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.errors import ConfigError, Problem, TrustError, UntrustedProjectError
@@ -247,20 +248,22 @@ def _project_config(
     paths: Sequence[str], workdir: Path, keys: Mapping[str, Sequence[str]]
 ) -> list[tuple[Path, list[str]]]:
     """Each directory from ``workdir`` up to the repository root holding some of ``paths``, with them."""
-    held = [
-        (d, [rel for rel in paths if os.path.lexists(d / rel) and _holds(d / rel, keys.get(rel, ()))])
-        for d in project_chain(workdir)
-    ]
+    held = [(d, [rel for rel in paths if _holds(d / rel, keys.get(rel, ()))]) for d in project_chain(workdir)]
     return [(directory, found) for directory, found in held if found]
 
 
 def _holds(path: Path, keys: Sequence[str]) -> bool:
-    """Whether ``path`` counts: with ``keys``, only a JSON object holding one of them (or unreadable)."""
+    """Whether ``path`` is there and counts: with ``keys``, only a JSON object holding one of them
+    (or a file that is not a plain, readable, small JSON object)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
     if not keys:
         return True
+    if not S_ISREG(info.st_mode) or info.st_size > _MAX_KEYED_BYTES:
+        return True
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_KEYED_BYTES:
-            return True
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return True
