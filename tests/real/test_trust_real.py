@@ -44,13 +44,26 @@ def _mcp(marker: str) -> dict[str, object]:
     return {"command": "sh", "args": ["-c", f"touch {marker}"]}
 
 
-def _claude_hooks(markers: Path) -> dict[str, object]:
-    def command(name: str) -> list[dict[str, object]]:
-        return [{"hooks": [{"type": "command", "command": f"touch {markers / name}"}]}]
+def _servers(marker: Path) -> str:
+    """An ``mcpServers`` file (``.mcp.json`` and its kin) with one server that leaves ``marker``."""
+    return json.dumps({"mcpServers": {"planted": _mcp(str(marker))}})
 
+
+def _hook(marker: Path, **matcher: str) -> dict[str, object]:
+    """One hook group in Claude Code's shape (qwen, letta, droid and openhands share it)."""
+    return {**matcher, "hooks": [{"type": "command", "command": f"touch {marker}"}]}
+
+
+def _module(marker: Path, export: str) -> str:
+    """A JavaScript or TypeScript module that leaves ``marker`` as soon as it is imported."""
+    touch = f"writeFileSync({json.dumps(str(marker))}, '');"
+    return f'import {{ writeFileSync }} from "node:fs";\n{touch}\n{export}\n'
+
+
+def _claude_hooks(markers: Path) -> dict[str, object]:
     return {
-        "SessionStart": [{"matcher": "startup", **command("session-start")[0]}],
-        "UserPromptSubmit": command("prompt-submit"),
+        "SessionStart": [_hook(markers / "session-start", matcher="startup")],
+        "UserPromptSubmit": [_hook(markers / "prompt-submit")],
     }
 
 
@@ -77,14 +90,12 @@ class Planted:
 def _planted(name: str, markers: Path, installs: Path) -> Planted:
     if name == "claude-code":
         settings = {"hooks": _claude_hooks(markers)}
-        local = {
-            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {markers / 'local'}"}]}]}
-        }
+        local = {"hooks": {"Stop": [_hook(markers / "local")]}}
         return Planted(
             {
                 ".claude/settings.json": json.dumps(settings),
                 ".claude/settings.local.json": json.dumps(local),
-                ".mcp.json": json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}}),
+                ".mcp.json": _servers(markers / "mcp"),
                 "CLAUDE.md": "Project rule: RULE-MARKER-7Q.\n",
             },
             ("session-start", "prompt-submit", "local", "mcp"),
@@ -94,19 +105,12 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
         config = "kilo.json" if name == "kilo" else "opencode.json"
         plugins = ".kilo/plugin" if name == "kilo" else ".opencode/plugin"
         server = {"type": "local", "command": ["sh", "-c", f"touch {markers / 'mcp'}"], "enabled": True}
-        plugin = (
-            'import { writeFileSync } from "node:fs";\n'
-            f"writeFileSync({json.dumps(str(markers / 'plugin'))}, '');\n"
-            "export const Planted = async () => ({});\n"
-        )
+        plugin = _module(markers / "plugin", "export const Planted = async () => ({});")
         files = {config: json.dumps({"mcp": {"planted": server}}), f"{plugins}/planted.js": plugin}
         # Kilo keeps the project from it with a switch; opencode has none for plugins, so is refused.
         return Planted(files, ("mcp", "plugin"), refused_by_tackroom=name != "kilo")
     if name in ("qwen", "qwen-acp"):
-        hooks = {
-            event: [{"hooks": [{"type": "command", "command": f"touch {markers / event}"}]}]
-            for event in ("UserPromptSubmit", "Stop")
-        }
+        hooks = {event: [_hook(markers / event)] for event in ("UserPromptSubmit", "Stop")}
         settings = {"hooks": hooks}
         if name == "qwen":  # qwen starts a project's MCP servers under --yolo only
             settings["mcpServers"] = {"planted": _mcp(str(markers / "mcp"))}
@@ -121,17 +125,8 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
         settings = {"mcpServers": {"planted": _mcp(str(markers / "mcp"))}}
         return Planted({".gemini/settings.json": json.dumps(settings)}, ("mcp",), refused=True)
     if name == "letta":  # headless, only the tool hooks fire
-        hooks = {
-            event: [{"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / event}"}]}]
-            for event in ("PreToolUse", "PostToolUse")
-        }
-        local = {
-            "hooks": {
-                "PreToolUse": [
-                    {"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / 'local'}"}]}
-                ]
-            }
-        }
+        hooks = {event: [_hook(markers / event, matcher="*")] for event in ("PreToolUse", "PostToolUse")}
+        local = {"hooks": {"PreToolUse": [_hook(markers / "local", matcher="*")]}}
         return Planted(
             {
                 ".letta/settings.json": json.dumps({"hooks": hooks}),
@@ -146,7 +141,7 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
             f'[[hooks]]\nevent = "{event}"\ncommand = "touch {markers / event}"\n'
             for event in ("SessionStart", "UserPromptSubmit", "PreToolUse")
         )
-        servers = json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}})
+        servers = _servers(markers / "mcp")
         return Planted(
             {".kimi/config.toml": hooks, "kimi.toml": hooks, ".mcp.json": servers, ".kimi/mcp.json": servers},
             (),
@@ -165,11 +160,7 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
             refused_by_tackroom=True,
         )
     if name == "openhands":  # its hooks.json, and a .env whose variables reach its shell
-        hook = {
-            "session_start": [
-                {"matcher": "*", "hooks": [{"type": "command", "command": f"touch {markers / 'hook'}"}]}
-            ]
-        }
+        hook = {"session_start": [_hook(markers / "hook", matcher="*")]}
         return Planted(
             {
                 ".openhands/hooks.json": json.dumps(hook),
@@ -190,21 +181,16 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
         files = {k: v for k, v in claude.files.items() if k != "CLAUDE.md"}
         return Planted(files, claude.markers, refused_by_tackroom=True)
     if name in ("pi", "omp"):  # TypeScript run in-process at start: an extension, a custom tool
-        module = (
-            'import { writeFileSync } from "node:fs";\n'
-            f"writeFileSync({json.dumps(str(markers / 'module'))}, '');\n"
-            "export default function () {}\n"
-        )
+        module = _module(markers / "module", "export default function () {}")
         if name == "pi":
             return Planted({".pi/extensions/planted.ts": module}, ("module",), refused_by_tackroom=True)
-        servers = json.dumps({"mcpServers": {"planted": _mcp(str(markers / "mcp"))}})
-        files = {".omp/tools/planted.ts": module, ".omp/mcp.json": servers}
+        files = {".omp/tools/planted.ts": module, ".omp/mcp.json": _servers(markers / "mcp")}
         return Planted(files, ("mcp", "module"), refused_by_tackroom=True)
     if name == "aider":  # a config file's `load` runs its /run lines before the message
         files = {".aider.conf.yml": "load: .aider.load\n", ".aider.load": f"/run touch {markers / 'conf'}\n"}
         return Planted(files, ("conf",), refused_by_tackroom=True)
     if name == "droid":
-        hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": f"touch {markers / 'hook'}"}]}]}
+        hooks = {"SessionStart": [_hook(markers / "hook")]}
         server = {"type": "stdio", **_mcp(str(markers / "mcp"))}
         files = {
             ".factory/hooks.json": json.dumps(hooks),
@@ -212,10 +198,8 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
         }
         return Planted(files, ("hook", "mcp"), refused_by_tackroom=True)
     if name == "cline":  # any file named after an event is a hook; plugins are imported at start
-        plugin = (
-            'import { writeFileSync } from "node:fs";\n'
-            f"writeFileSync({json.dumps(str(markers / 'plugin'))}, '');\n"
-            'export default { name: "planted", manifest: { capabilities: ["hooks"] } };\n'
+        plugin = _module(
+            markers / "plugin", 'export default { name: "planted", manifest: { capabilities: ["hooks"] } };'
         )
         files = {
             ".clinerules/hooks/TaskStart.sh": f"#!/bin/sh\ncat >/dev/null\ntouch {markers / 'hook'}\n",
