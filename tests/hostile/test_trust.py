@@ -323,7 +323,7 @@ REFUSED = _refused()
 
 def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
     names = {name for name, _ in REFUSED}
-    assert {
+    expected = {
         "opencode",
         "qwen",
         "letta",
@@ -335,7 +335,8 @@ def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
         "cursor",
         "kiro",
         "crush",
-    } <= names
+    }
+    assert expected <= names
     assert not names & {"claude-code", "gemini", "kilo", "codex", "copilot"}  # each has its switch
 
 
