@@ -284,6 +284,8 @@ def build_plan(
         builder.add(name, value, "option")
     builder.scrub((*data.get("env", {}).get("scrub", ()), *scrub))
     files = _files(adapter, endpoint, model, builder.values(), home_text, str(workdir))
+    if home is not None:
+        files += _trust_files(data.get("trust", {}), native, builder.values(), home_text, workdir)
     withheld = (*builder.withheld, *([native.note] if native.note else []))
     return Plan(
         adapter=adapter.name,
@@ -530,18 +532,41 @@ def _files(
     return tuple(_staged(staged, values, env, home, workdir) for staged in wiring.get("files", ()))
 
 
+def _trust_files(
+    table: Mapping[str, Any], native: NativeTrust, env: Mapping[str, str], home: str, workdir: Path
+) -> tuple[StagedFile, ...]:
+    """The trust table's files an isolated home gets: ``files`` in a project whose config the user
+    trusted, ``untrusted_files`` in one they have not, nothing where there is none."""
+    if native.allowed and not native.held:
+        return ()
+    from tackroom.trust import project_chain
+
+    chosen = table.get("files" if native.allowed else "untrusted_files", ())
+    values = {"workdir": str(workdir), "root": str(project_chain(workdir)[-1])}
+    return tuple(_staged(staged, values, env, home, str(workdir), keys=True) for staged in chosen)
+
+
 def _staged(
-    staged: Mapping[str, Any], values: Mapping[str, str], env: Mapping[str, str], home: str, workdir: str
+    staged: Mapping[str, Any],
+    values: Mapping[str, str],
+    env: Mapping[str, str],
+    home: str,
+    workdir: str,
+    *,
+    keys: bool = False,
 ) -> StagedFile:
     path = templates.expand_path(staged["path"], env=env, home=home, workdir=workdir)
-    return StagedFile(path, staged["format"], _fill(staged["content"], values))
+    return StagedFile(path, staged["format"], _fill(staged["content"], values, keys))
 
 
-def _fill(node: Any, values: Mapping[str, str]) -> Any:
+def _fill(node: Any, values: Mapping[str, str], keys: bool = False) -> Any:
     if isinstance(node, str):
         return templates.substitute(node, values)
     if isinstance(node, dict):
-        return {key: _fill(value, values) for key, value in node.items()}
+        return {
+            templates.substitute(key, values) if keys else key: _fill(value, values, keys)
+            for key, value in node.items()
+        }
     if isinstance(node, list):
-        return [_fill(item, values) for item in node]
+        return [_fill(item, values, keys) for item in node]
     return node

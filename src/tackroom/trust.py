@@ -205,6 +205,8 @@ class NativeTrust:
     that keep it from it (``untrusted_argv``, ``untrusted_env``) are."""
     note: str | None = None
     """What was withheld or kept from the harness, and why, with the fix."""
+    held: bool = False
+    """Some directory holds project config (which, when ``allowed``, the user trusted)."""
 
 
 def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> NativeTrust:
@@ -221,14 +223,14 @@ def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) ->
         state = state_of(directory, environ)
         if not all(state.covers(rel) for rel in found):
             return _untrusted(adapter, table, directory, found, state)
-    return NativeTrust(allowed=True)
+    return NativeTrust(allowed=True, held=bool(held))
 
 
 def _untrusted(
     adapter: Adapter, table: Mapping[str, Any], directory: Path, found: Sequence[str], state: TrustState
 ) -> NativeTrust:
     opens = [*table.get("argv", ()), *(f"{k}={v}" for k, v in table.get("env", {}).items())]
-    closes = bool(table.get("untrusted_argv") or table.get("untrusted_env"))
+    closes = any(table.get(key) for key in ("untrusted_argv", "untrusted_env", "untrusted_files"))
     holds = f"{directory} holds {', '.join(found)}, project config the harness"
     if not opens and not closes:
         raise UntrustedProjectError(
@@ -241,7 +243,8 @@ def _untrusted(
             f"kept from loading {', '.join(found)} of {directory}: what a project's config runs (hooks, "
             "MCP servers, plugins) is used only after you trust it"
         )
-    return NativeTrust(allowed=False, note=f"{adapter.harness}: {'; '.join(said)}, and {state.why_not()}")
+    note = f"{adapter.harness}: {'; '.join(said)}, and {state.why_not()}"
+    return NativeTrust(allowed=False, note=note, held=True)
 
 
 def _project_config(

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from clikit import run_cli
 from hostile.fuzz import FUZZ
 from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
+from tackroom.errors import RunError
 from tackroom.run.runner import run
 
 FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_harness.py"
@@ -312,7 +313,8 @@ def _refused() -> list[tuple[str, str]]:
     cases = []
     for name, adapter in sorted(resolve_builtins().items()):
         table = adapter.effective.get("trust", {})
-        flags = [table.get(key) for key in ("argv", "env", "untrusted_argv", "untrusted_env")]
+        keys = ("argv", "env", "untrusted_argv", "untrusted_env", "files", "untrusted_files")
+        flags = [table.get(key) for key in keys]
         if table.get("project") and not any(flags):
             cases += [(name, path) for path in table["project"]]
     return cases
@@ -337,7 +339,7 @@ def test_the_refused_harnesses_are_the_ones_the_adapters_say() -> None:
         "crush",
     }
     assert expected <= names
-    assert not names & {"claude-code", "gemini", "kilo", "codex", "copilot"}  # each has its switch
+    assert not names & {"claude-code", "gemini", "kilo", "codex", "codex-acp", "copilot"}  # each has a switch
 
 
 @pytest.mark.parametrize(("name", "planted"), REFUSED)
@@ -401,3 +403,66 @@ def test_project_keys_name_project_paths(config_dir: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"trust\.project_keys.*is not one of trust\.project"):
         load_adapters(config=config_dir)
+
+
+def test_codex_is_told_its_project_trust_in_the_run_home_and_only_there(tmp_path: Path) -> None:
+    """codex keeps trusted folders in its own config.toml: an isolated home is told what tackroom
+    decided (trusted or untrusted) when the project holds a .codex, and nothing otherwise."""
+    import tomllib
+
+    from tackroom.run.home import stage_files
+    from tackroom.trust import trust
+
+    adapter = resolve_builtins()["codex"]
+    home = tmp_path / "run" / "home"
+
+    def staged(workdir: Path, run_home: Path | None = home) -> list[dict[str, object]]:
+        plan = adapter.plan("p", workdir=workdir, home=run_home, environ=dict(os.environ))
+        return [f.content for f in plan.files if f.path.name == "config.toml"]
+
+    clean = tmp_path / "clean"
+    (clean / ".git").mkdir(parents=True)
+    assert staged(clean) == []  # a folder codex trusts gets a wider default sandbox: not unasked
+    repo = tmp_path / "repo"
+    (repo / ".codex").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / ".codex" / "config.toml").write_text('[mcp_servers.x]\ncommand = "sh"\n', encoding="utf-8")
+    assert staged(repo) == [{"projects": {str(repo): {"trust_level": "untrusted"}}}]
+    assert staged(repo, None) == []  # --home real: the user's own config.toml is theirs
+    (repo / "pkg").mkdir()
+    # In a repository codex keys its trust on the root; outside one, on the working directory.
+    both = {str(repo / "pkg"): {"trust_level": "untrusted"}, str(repo): {"trust_level": "untrusted"}}
+    assert staged(repo / "pkg") == [{"projects": both}]
+    trust(repo)
+    assert staged(repo) == [{"projects": {str(repo): {"trust_level": "trusted"}}}]
+
+    # A config copied in by --credentials keeps its comments and keys; the folder's entry is tackroom's.
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'# mine\nmodel = "m"\n\n[projects."{repo}"]\ntrust_level = "untrusted"\n')
+    plan = adapter.plan("p", workdir=repo, home=home, environ=dict(os.environ))
+    stage_files(plan.files, home)
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith("# mine\n")
+    assert tomllib.loads(text) == {"model": "m", "projects": {str(repo): {"trust_level": "trusted"}}}
+    config.write_bytes(b"[broken\n")
+    with pytest.raises(RunError, match=r"cannot merge into .*config\.toml: not TOML"):
+        stage_files(plan.files, home)
+
+
+def test_trust_files_are_checked(config_dir: Path) -> None:
+    (config_dir / "adapters.d" / "files.toml").write_text(
+        '[adapter.files]\nextends = "codex"\n'
+        '[[adapter.files.trust.files]]\npath = "~/x.toml"\nformat = "toml"\n'
+        'content = { "{{home}}" = 1 }\n'
+        '[adapter.lone]\nextends = "goose"\n'
+        '[[adapter.lone.trust.untrusted_files]]\npath = "~/y.json"\nformat = "json"\ncontent = {}\n',
+        encoding="utf-8",
+    )
+    from tackroom.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        load_adapters(config=config_dir)
+    text = str(caught.value)
+    assert "trust.files.0.content" in text and "{{home}}" in text
+    assert "trust.untrusted_files.0" in text and "trust.project is empty" in text

@@ -30,7 +30,7 @@ from realkit import AT_VERSIONS
 from clikit import run_cli
 from tackroom.adapters.resolve import Adapter
 from tackroom.errors import UntrustedProjectError
-from tackroom.mock import Script, Turn
+from tackroom.mock import MockServer, Script, Turn
 from tackroom.run.result import Result
 from tackroom.run.runner import run
 from tackroom.trust import trust
@@ -220,11 +220,22 @@ def _planted(name: str, markers: Path, installs: Path) -> Planted:
             ".mcp.json": json.dumps({"mcpServers": {"m": server}}),
         }
         return Planted(files, ("hook", "mcp"))
+    if name in ("codex", "codex-acp"):  # codex loads .codex only in a folder its config.toml trusts
+        config = (
+            f'[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "touch {markers / "mcp"}"]\n\n'
+            "[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\n"
+            f'type = "command"\ncommand = "touch {markers / "toml-hook"}"\n'
+        )
+        hooks = {"hooks": {"SessionStart": [_hook(markers / "session-start")]}}
+        files = {".codex/config.toml": config, ".codex/hooks.json": json.dumps(hooks)}
+        # codex-acp has no hook-trust bypass: a project's hooks need codex's own per-hook trust.
+        return Planted(files, ("mcp",) if name == "codex-acp" else ("mcp", "session-start", "toml-hook"))
     raise KeyError(name)
 
 
 PLANTING = {
-    *("aider", "claude-code", "claude-code-acp", "cline", "copilot", "droid", "gemini", "gptme"),
+    *("aider", "claude-code", "claude-code-acp", "cline", "codex", "codex-acp", "copilot", "droid"),
+    *("gemini", "gptme"),
     *("grok", "kilo", "kimi", "letta", "mini-swe-agent", "omp", "opencode", "opencode-acp"),
     *("openhands", "pi", "qwen", "qwen-acp"),
 }
@@ -345,3 +356,36 @@ def test_the_cli_says_what_it_kept_from_the_harness_and_how_to_trust(
     assert _left(markers) == []
     assert ".claude/settings.json, .claude/settings.local.json, .mcp.json" in done.stderr
     assert f"run `tackroom trust {repo}`" in done.stderr
+
+
+@pytest.mark.parametrize("harness", ["codex"], indirect=True)
+def test_a_codex_config_copied_in_by_credentials_does_not_trust_the_project(
+    harness: Adapter, environ: dict[str, str], tmp_path: Path
+) -> None:
+    """The user's own ~/.codex trusts the folder; tackroom has not: the copy in the run's home is
+    made to say untrusted, so nothing of the project runs."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    planted = _planted(harness.name, markers, _installs(environ))
+    repo = _repository(tmp_path, planted)
+    user = tmp_path / "user-home"
+    (user / ".codex").mkdir(parents=True)
+    (user / ".codex" / "config.toml").write_text(
+        f'# mine\nmodel = "gpt-5.5"\n\n[projects."{repo}"]\ntrust_level = "trusted"\n', encoding="utf-8"
+    )
+    # Credentials are for a real endpoint: the mock is given as one, with a key of its own.
+    with MockServer(Script([Turn.reply("PLANTED-REPLY")])) as mock:
+        result = run(
+            harness,
+            "hello",
+            workdir=repo,
+            base_url=mock.base_url,
+            runs_dir=tmp_path / "runs",
+            environ={**environ, "HOME": str(user), "OPENAI_API_KEY": "sk-test-not-real"},
+            harness_version=harness.version,
+            credentials=True,
+            timeout_s=120,
+        )
+    assert result.ok and (result.final_text or "").strip() == "PLANTED-REPLY", result.error
+    assert _left(markers) == []
+    assert 'trust_level = "trusted"' in (user / ".codex" / "config.toml").read_text(encoding="utf-8")

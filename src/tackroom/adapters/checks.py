@@ -152,6 +152,31 @@ def _trust(spec: AdapterSpec) -> Iterator[Finding]:
     for path in trust.project_keys:
         if path not in trust.project:
             yield ("trust", "project_keys", path), f"{path!r} is not one of trust.project: add it there"
+    for key in ("files", "untrusted_files"):
+        for index, staged in enumerate(getattr(trust, key)):
+            where = ("trust", key, str(index))
+            if not trust.project:
+                yield where, f"trust.{key} is staged only for project config, and trust.project is empty"
+            problem = templates.check_names(staged.path, templates.PATH_NAMES)
+            if problem:
+                yield (*where, "path"), problem
+            for text in _texts(staged.content):
+                problem = templates.check_names(text, frozenset({"workdir", "root"}))
+                if problem:
+                    yield (*where, "content"), problem
+
+
+def _texts(node: object) -> Iterator[str]:
+    """Every key and string in a JSON value."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _texts(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _texts(item)
 
 
 def _paths(spec: AdapterSpec) -> Iterator[Finding]:

@@ -161,6 +161,19 @@ class ModelEndpoint(Strict):
     """How the harness spells a model served by this endpoint, e.g. ``provider/{{model}}``."""
 
 
+class TrustFile(Strict):
+    """A config file staged into an isolated run's home by its project's trust: codex keeps which
+    folders it trusts in its own ``config.toml``, not behind a flag."""
+
+    path: str
+    """Where, as a path template under ``~`` (the run's home)."""
+    format: Literal["json", "yaml", "toml"]
+    """How the content is written; an existing file is merged into, never clobbered."""
+    content: dict[str, JsonValue]
+    """The content; keys and strings may use ``{{workdir}}`` and ``{{root}}`` (the repository root:
+    the nearest directory up from the workdir holding ``.git``, else the workdir)."""
+
+
 class Trust(Strict):
     """What of a project the harness can run code from, and the flags that let it or keep it from it.
 
@@ -190,6 +203,13 @@ class Trust(Strict):
     """A JSON file of ``project`` that counts only when it holds one of these top-level keys: grok
     writes a ``.grok/settings.json`` holding only a model into every directory it runs in, and only
     its ``mcpServers`` run. A file that is not a readable JSON object counts."""
+    files: list[TrustFile] = []
+    """Staged into an isolated run's home when the project holds config the user trusted (not when it
+    holds none: codex also widens its default sandbox in a folder it trusts). ``--home real`` leaves
+    the user's own files as they are."""
+    untrusted_files: list[TrustFile] = []
+    """Staged into an isolated run's home in a project the user has not trusted, in place of
+    ``files``: a config copied in by ``--credentials`` may trust the folder itself."""
 
 
 class Transcripts(Strict):

@@ -157,11 +157,12 @@ def stage_files(files: tuple[StagedFile, ...], root: Path | None = None) -> None
     """
     prepared: list[tuple[Path, bytes]] = []
     for staged in files:
-        if staged.format not in ("json", "yaml"):
+        if staged.format not in ("json", "yaml", "toml"):
             raise RunError(f"cannot stage {staged.path}: writing {staged.format} is not supported yet")
         path = inside(root, staged.path) if root is not None else staged.path.resolve()
         existing = read_inside(root, path) if root is not None else _read_real(path)
-        prepared.append((path, _merged(path, existing, staged.content)))
+        merge = _merged_toml if staged.format == "toml" else _merged
+        prepared.append((path, merge(path, existing, staged.content)))
     if root is None:
         for path, data in prepared:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,6 +207,31 @@ def _merged(path: Path, raw: bytes | None, content: dict[str, Any]) -> bytes:
     except (jsonc.CommentLost, jsonc.JsoncError) as exc:
         raise RunError(f"cannot merge into {path} without losing a comment ({exc}); {fix}") from exc
     return text.encode("utf-8")
+
+
+def _merged_toml(path: Path, raw: bytes | None, content: dict[str, Any]) -> bytes:
+    """A TOML file's new bytes: ``content`` merged into its tables, comments and layout kept."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    fix = "fix it or move it aside, or use an isolated home (the default)"
+    try:
+        document = tomlkit.parse(raw.decode("utf-8") if raw else "")
+        _merge_tables(document, content)
+        return tomlkit.dumps(document).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"cannot merge into {path}: it is not UTF-8; {fix}") from exc
+    except (TOMLKitError, RecursionError, ValueError, TypeError) as exc:
+        raise RunError(f"cannot merge into {path}: not TOML tackroom can edit ({exc}); {fix}") from exc
+
+
+def _merge_tables(table: Any, content: dict[str, Any]) -> None:
+    for key, value in content.items():
+        held = table.get(key)
+        if isinstance(value, dict) and isinstance(held, dict):
+            _merge_tables(held, value)
+        else:
+            table[key] = value
 
 
 def _leaves(base: dict[str, Any], top: dict[str, Any], above: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
