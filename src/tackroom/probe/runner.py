@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tackroom._loop import run_to_end
 from tackroom.errors import ProbeError, TackroomError
 from tackroom.probe.findings import Findings
 from tackroom.probe.rows import CAPABILITIES, VERSION, Outcome, Row, clip, now
@@ -67,9 +68,10 @@ def probe(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scratch: Path | None = None,
 ) -> Row:
-    """Probe ``adapter`` against its real harness (see :func:`aprobe`)."""
-    return asyncio.run(
-        aprobe(
+    """Probe ``adapter`` against its real harness (see :func:`aprobe`); inside a running event loop,
+    on a loop of its own in a thread."""
+    return run_to_end(
+        lambda: aprobe(
             adapter,
             executable=executable,
             capabilities=capabilities,

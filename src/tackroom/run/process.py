@@ -42,6 +42,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -319,19 +320,70 @@ class _Pipes:
             self.close(name)
 
 
+class _Leader:
+    """The spawned group leader: its pid, and its exit status, waited for without a thread.
+
+    Linux says a process has exited through a pidfd the loop watches like a socket; elsewhere a
+    daemon thread waits for it. Its status is negative for a signal, as asyncio's processes say.
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self._loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[None] = self._loop.create_future()
+        self._pidfd: int | None = None
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd (macOS, an old kernel)
+            threading.Thread(target=self._wait_in_thread, name="tackroom-leader", daemon=True).start()
+        else:
+            self._loop.add_reader(self._pidfd, self._readable)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int | None:
+        await asyncio.shield(self._exited)
+        return self._popen.returncode
+
+    def forget(self) -> None:
+        """Stop watching (the loop is done with it); a leader not yet reaped is reaped by Python."""
+        if self._pidfd is not None:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def _readable(self) -> None:
+        # A readable pidfd means the process has exited: this reaps it without blocking.
+        self._popen.poll()
+        if self._popen.returncode is not None:
+            self.forget()
+            if not self._exited.done():
+                self._exited.set_result(None)
+
+    def _wait_in_thread(self) -> None:
+        self._popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop closed first
+            self._loop.call_soon_threadsafe(self._set_exited)
+
+    def _set_exited(self) -> None:
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+
 async def _spawn(
     argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, with_stdin: bool
-) -> tuple[asyncio.subprocess.Process, _Pipes]:
+) -> tuple[_Leader, _Pipes]:
+    """Start ``argv`` in a session of its own, from a worker thread: a fork and exec on the loop's
+    thread gave the interpreter lock away to whatever else was running, for many milliseconds."""
     ours = _Pipes()
     theirs: dict[str, int] = {}
-    try:
-        for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
-            # os.pipe() descriptors are close-on-exec: the child keeps only its dup2'ed copies.
-            read_end, write_end = os.pipe()
-            ours.add(name, write_end if name == "stdin" else read_end)
-            theirs[name] = read_end if name == "stdin" else write_end
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(argv),
             stdin=theirs.get("stdin", subprocess.DEVNULL),
             stdout=theirs["stdout"],
             stderr=theirs["stderr"],
@@ -339,6 +391,24 @@ async def _spawn(
             cwd=cwd,
             start_new_session=True,
         )
+
+    try:
+        for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
+            # os.pipe() descriptors are close-on-exec: the child keeps only its dup2'ed copies.
+            read_end, write_end = os.pipe()
+            ours.add(name, write_end if name == "stdin" else read_end)
+            theirs[name] = read_end if name == "stdin" else write_end
+        starting = asyncio.get_running_loop().run_in_executor(None, start)
+        try:
+            popen = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            await asyncio.wait([starting])  # a process started meanwhile is not left running
+            if not starting.cancelled() and starting.exception() is None:
+                started = starting.result()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(started.pid, signal.SIGKILL)
+                started.wait()
+            raise
     except BaseException as exc:
         ours.close_all()
         if isinstance(exc, OSError):
@@ -347,7 +417,7 @@ async def _spawn(
     finally:
         for fd in theirs.values():
             os.close(fd)
-    return proc, ours
+    return _Leader(popen), ours
 
 
 def _start_error(executable: str, cwd: Path, env: Mapping[str, str], exc: OSError) -> RunError:
@@ -520,7 +590,7 @@ async def _linger(conversation: Conversation) -> None:
 
 
 async def _wait_leader(
-    proc: asyncio.subprocess.Process,
+    proc: _Leader,
     pumps: Sequence[asyncio.Task[None]],
     timeout_s: float,
     linger: asyncio.Task[None] | None = None,
@@ -532,7 +602,7 @@ async def _wait_leader(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     leader = asyncio.ensure_future(proc.wait())
-    watched: set[asyncio.Future[int] | asyncio.Future[None]] = {leader, *pumps}
+    watched: set[asyncio.Future[int | None] | asyncio.Future[None]] = {leader, *pumps}
     if linger is not None:
         watched.add(linger)
     try:
@@ -560,7 +630,7 @@ async def _drain(pumps: Sequence[asyncio.Task[None]]) -> None:
 
 async def _kill_leftovers(pgid: int, grace_s: float) -> int:
     """Stop whatever the leader left running in its group; return how many there were."""
-    seen = set(_group_members(pgid))
+    seen = set(await _members(pgid))
     if seen:
         await _end_group(pgid, grace_s, seen)
     return len(seen)
@@ -580,7 +650,7 @@ async def _end_group(pgid: int, grace_s: float, seen: set[int] | None = None) ->
 async def _wait_group_gone(pgid: int, within_s: float, seen: set[int] | None = None) -> bool:
     """Poll until no live process is left in the group; False if some remain after ``within_s``."""
     deadline = time.monotonic() + within_s
-    while members := _group_members(pgid):
+    while members := await _members(pgid):
         if seen is not None:
             seen.update(members)  # a leftover may fork while it dies
         if time.monotonic() >= deadline:
@@ -590,7 +660,7 @@ async def _wait_group_gone(pgid: int, within_s: float, seen: set[int] | None = N
 
 
 async def _settle(
-    proc: asyncio.subprocess.Process,
+    proc: _Leader,
     pgid: int,
     tasks: Sequence[asyncio.Task[None]],
     pipes: _Pipes,
@@ -599,7 +669,7 @@ async def _settle(
 ) -> None:
     """Whatever happened before (success, error, cancellation), leave no process, task or descriptor."""
     try:
-        if group_alive(pgid):
+        if await _members(pgid):
             await _end_group(pgid, grace_s)
         if marker is not None:
             await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
@@ -608,15 +678,16 @@ async def _settle(
 
 
 async def _release(
-    proc: asyncio.subprocess.Process,
+    proc: _Leader,
     pgid: int,
     tasks: Sequence[asyncio.Task[None]],
     pipes: _Pipes,
     marker: tuple[str, str] | None,
 ) -> None:
     """The part of settling that no cancellation may skip."""
-    if group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)  # the graceful stop was itself cancelled
+    # The graceful stop may have been cancelled: kill whatever is left, with no scan of /proc on
+    # the loop first (a group of zombies or of no one takes the signal harmlessly).
+    _signal_group(pgid, signal.SIGKILL)
     if marker is not None:
         for pid in _marked(_entry(marker), pgid):
             _kill(pid, signal.SIGKILL)
@@ -631,11 +702,12 @@ async def _release(
         await _reap(proc)
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
+async def _reap(proc: _Leader) -> None:
     if proc.returncode is None:
-        # If even this times out, exit_code stays None; asyncio's child watcher reaps it later.
+        # If even this times out, exit_code stays None; Python reaps it once the Popen is collected.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), _REAP_S)
+    proc.forget()
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -651,14 +723,14 @@ async def _stop_escaped(entry: bytes, pgid: int, grace_s: float) -> tuple[Escape
     """SIGTERM, then SIGKILL, every process outside the group that carries ``entry``; return them."""
     found: dict[int, Escaped] = {}
     for _ in range(_ESCAPE_ROUNDS):
-        pids = _marked(entry, pgid)
+        pids = await asyncio.to_thread(_marked, entry, pgid)
         if not pids:
             break
         for pid in pids:
             found.setdefault(pid, Escaped(pid, _command(pid)))
             _kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
-        while (alive := _marked(entry, pgid)) and time.monotonic() < deadline:
+        while (alive := await asyncio.to_thread(_marked, entry, pgid)) and time.monotonic() < deadline:
             await asyncio.sleep(_POLL_S)
         for pid in alive:
             found.setdefault(pid, Escaped(pid, _command(pid)))
@@ -669,7 +741,7 @@ async def _stop_escaped(entry: bytes, pgid: int, grace_s: float) -> tuple[Escape
 
 async def _wait_unmarked(entry: bytes, pgid: int, within_s: float) -> None:
     deadline = time.monotonic() + within_s
-    while _marked(entry, pgid) and time.monotonic() < deadline:
+    while await asyncio.to_thread(_marked, entry, pgid) and time.monotonic() < deadline:
         await asyncio.sleep(_POLL_S)
 
 
@@ -685,24 +757,57 @@ def _kill(pid: int, sig: int) -> None:
 # --- /proc ----------------------------------------------------------------------
 
 
+async def _members(pgid: int) -> list[int]:
+    """:func:`_group_members` off the loop: a scan reads a file of every process on the machine."""
+    return await asyncio.to_thread(_group_members, pgid)
+
+
 def _group_members(pgid: int) -> list[int]:
     """Pids of the live (not zombie) processes in group ``pgid``."""
     try:
-        entries = list(_PROC.iterdir())
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []  # no process at all, not even a zombie, is in the group: no need to look
+    except PermissionError:
+        pass  # someone else's now: look who
+    try:
+        names = os.listdir(_PROC)  # noqa: PTH208 - bare calls: a scan makes hundreds
     except FileNotFoundError:
         # Without /proc (macOS) only the group's existence can be probed, not who is in it.
-        return [pgid] if _signal_group(pgid, 0) else []
-    return [int(e.name) for e in entries if e.name.isdigit() and _live_in_group(e, pgid)]
+        return [pgid]
+    return [int(name) for name in names if name.isdigit() and _live_in_group(name, pgid)]
 
 
-def _live_in_group(proc_dir: Path, pgid: int) -> bool:
+def _read(path: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a /proc file by bare system calls (a scan reads hundreds of them:
+    a Python file object each cost about eight times as much); None once it is gone."""
     try:
-        stat = (proc_dir / "stat").read_text(errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
+        return None
+    try:
+        chunks = [os.read(fd, limit)]
+        while chunks[-1] and (got := sum(map(len, chunks))) < limit:
+            chunks.append(os.read(fd, limit - got))  # a /proc file may come in pieces
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _live_in_group(pid: str, pgid: int) -> bool:
+    stat = _read(f"{_PROC}/{pid}/stat", 4096)
+    if not stat:
         return False  # it exited between the listing and the read
     # Fields after the command name, which may itself contain spaces and ")".
-    state, _ppid, pgrp = stat[stat.rindex(")") + 2 :].split(maxsplit=3)[:3]
-    return int(pgrp) == pgid and state not in _DEAD_STATES
+    state, _ppid, pgrp = stat[stat.rindex(b")") + 2 :].split(maxsplit=3)[:3]
+    return int(pgrp) == pgid and state.decode("ascii", "replace") not in _DEAD_STATES
+
+
+_ENVIRON_MAX = 1 << 20
+"""The most of a process's environment read when looking for the run's marker (Linux caps the
+initial environment far below this)."""
 
 
 def _marked(entry: bytes, pgid: int) -> list[int]:
@@ -711,23 +816,23 @@ def _marked(entry: bytes, pgid: int) -> list[int]:
     A process's initial environment is readable in ``/proc/<pid>/environ`` by
     its own user; a zombie's reads as empty, so the dead are never counted.
     """
-    uid, me = os.getuid(), os.getpid()
+    uid, me = os.getuid(), str(os.getpid())
     try:
-        entries = list(_PROC.iterdir())
+        names = os.listdir(_PROC)  # noqa: PTH208 - bare calls: a scan makes hundreds
     except FileNotFoundError:
         return []  # without /proc (macOS) escapes cannot be traced
     found = []
-    for proc_dir in entries:
-        if not proc_dir.name.isdigit() or int(proc_dir.name) == me:
+    for name in names:
+        if not name.isdigit() or name == me:
             continue
         try:
-            if proc_dir.stat().st_uid != uid:
+            if os.stat(f"{_PROC}/{name}").st_uid != uid:  # noqa: PTH116 - as _read
                 continue
-            environ = (proc_dir / "environ").read_bytes()
         except OSError:
-            continue  # gone, or not ours to read
-        if entry in environ.split(b"\0") and not _live_in_group(proc_dir, pgid):
-            found.append(int(proc_dir.name))
+            continue  # gone
+        environ = _read(f"{_PROC}/{name}/environ", _ENVIRON_MAX)
+        if environ and entry in environ.split(b"\0") and not _live_in_group(name, pgid):
+            found.append(int(name))
     return found
 
 

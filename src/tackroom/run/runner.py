@@ -14,19 +14,21 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from tackroom._loop import run_to_end
 from tackroom.adapters.versions import at_least
 from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError, TackroomError
 from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
-from tackroom.plan import Endpoint
+from tackroom.plan import Endpoint, Plan
 from tackroom.project import Project, load_project
 from tackroom.redact import redact_text
 from tackroom.run.home import prepare_home, remove_copies, stage_files
@@ -44,11 +46,17 @@ if TYPE_CHECKING:
     from tackroom.trace.events import Usage
 
 HomeMode = Literal["isolated", "real"]
+T = TypeVar("T")
 
 
 def run(adapter: str | Adapter | None, prompt: str, **kwargs: Any) -> Result:
-    """Run a harness to completion (see :func:`arun` for the arguments)."""
-    return asyncio.run(arun(adapter, prompt, **kwargs))
+    """Run a harness to completion (see :func:`arun` for the arguments).
+
+    Inside a running event loop (Jupyter, an async application) the run gets a loop of its own in
+    a thread, and this call waits for it as any blocking call would; ``await arun(...)`` lets the
+    loop go on meanwhile.
+    """
+    return run_to_end(lambda: arun(adapter, prompt, **kwargs))
 
 
 async def arun(
@@ -132,6 +140,101 @@ async def arun(
     or too old harness, a bad profile, a plan error) leaves no run directory.
     """
     environ = os.environ if environ is None else environ
+    stack = ExitStack()
+    try:
+        # Everything before the spawn reads files, runs `--version`, copies credentials and renders
+        # the profile: off the loop, so a caller's other tasks (other runs) keep going meanwhile.
+        ready = await _off_loop(
+            partial(
+                _prepare,
+                stack,
+                adapter,
+                prompt,
+                options=options,
+                workdir=workdir,
+                mock=mock,
+                mock_text=mock_text,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                mock_log=mock_log,
+                timeout_s=timeout_s,
+                home=home,
+                credentials=credentials,
+                adapters=adapters,
+                runs_dir=runs_dir,
+                environ=environ,
+                profile=profile,
+                harness_version=harness_version,
+                executable=executable,
+                gateway=gateway,
+                capture=capture,
+                capture_db=capture_db,
+                transport=transport,
+            )
+        )
+        return await _launch(ready, timeout_s, on_event, home, gateway, environ)
+    finally:
+        await _off_loop(stack.close)
+
+
+async def _off_loop(work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread. If the caller is cancelled meanwhile, the work still ends
+    before the cancellation goes on, so nothing it holds is closed under it."""
+    future = asyncio.get_running_loop().run_in_executor(None, work)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A run set up and about to spawn: its adapter at the version that runs, plan, argv and env."""
+
+    adapter: Adapter
+    version: str | None
+    plan: Plan
+    argv: list[str]
+    env: dict[str, str]
+    workdir: Path
+    run_dir: Path
+    root: Path
+    captor: Gateway | None
+    dropped: tuple[str, ...]
+    withheld: tuple[str, ...]
+
+
+def _prepare(
+    stack: ExitStack,
+    adapter: str | Adapter | None,
+    prompt: str,
+    *,
+    options: Mapping[str, Any] | None,
+    workdir: Path | None,
+    mock: Script | Path | str | MockServer | None,
+    mock_text: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    mock_log: Path | None,
+    timeout_s: float,
+    home: HomeMode,
+    credentials: bool,
+    adapters: AdapterSet | None,
+    runs_dir: Path | None,
+    environ: Mapping[str, str],
+    profile: Profile | Literal["default"] | None,
+    harness_version: str | None,
+    executable: Located | None,
+    gateway: str | None,
+    capture: bool,
+    capture_db: Path | None,
+    transport: str | None,
+) -> _Ready:
+    """Resolve, locate, probe, make the run directory, start the services, plan, stage and render.
+
+    Whatever is started is entered into ``stack``, which the caller closes once the run is over.
+    """
     workdir = _workdir(workdir)
     mocked = mock is not None or mock_text is not None
     _check_run_values(timeout_s, mocked, base_url, credentials, api_key_env, gateway, capture)
@@ -154,52 +257,74 @@ async def arun(
         run_dir = _new_run_dir(root, resolved.name)
     except OSError as exc:  # $XDG_DATA_HOME is a file, read-only, full
         raise RunError(f"cannot create a run directory in {str(root)!r}: {exc.strerror or exc}") from exc
-    with ExitStack() as stack:
-        stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
-        with _removed_on_failure(run_dir, missing):
-            server = _start_mock(resolved, mock, mock_text, mock_log, stack)
-            endpoint = _endpoint(server, base_url, api_key_env)
-            captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
-            through = gateway or (captor.url if captor is not None else None)
-            if through is not None:
-                endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
-            run_home = run_dir / "home" if home == "isolated" else None
-            plan = resolved.plan(
-                prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
-            )
-            copied: list[Path] = []
-            stack.callback(remove_copies, copied)
-            prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
-            stage_files(plan.files, run_home)
-            env = plan.environ()
-            dropped, withheld = _render_profile(loaded, resolved, run_home, workdir, environ, env, endpoint)
-            if located.bin_dir is not None:
-                # A managed install's runtime (node, bun) comes first, as it was installed with.
-                env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            argv = [str(located.path), *plan.argv[1:]]
-        started = datetime.now(UTC)
-        result = await execute(
-            resolved, argv, env, workdir, plan.stdin, timeout_s, run_dir, on_event, options=plan.options
+    stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
+    with _removed_on_failure(run_dir, missing):
+        server = _start_mock(resolved, mock, mock_text, mock_log, stack)
+        endpoint = _endpoint(server, base_url, api_key_env)
+        captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
+        through = gateway or (captor.url if captor is not None else None)
+        if through is not None:
+            endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
+        run_home = run_dir / "home" if home == "isolated" else None
+        plan = resolved.plan(
+            prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
         )
-        result = replace(
-            result,
-            argv=(str(located.path), *plan.shown_argv()[1:]),
-            harness_version=version,
-            dropped=dropped,
-            withheld=(*plan.withheld, *withheld),
-            error=_explained(result, plan.untrusted),
-            started_at=iso(started),
-            workdir=str(workdir),
-            home=home,
-        )
-        result = replace(result, trace=_traces(resolved, result, started, env, environ, root))
-        if captor is not None:
-            result = replace(result, capture=_captured(captor, run_dir.name, result))
-        elif gateway is not None:
-            fetched = await asyncio.to_thread(_fetched, gateway, run_dir.name, result.usage)
-            result = replace(result, capture=fetched)
-        save(result)
-        return result
+        copied: list[Path] = []
+        stack.callback(remove_copies, copied)
+        prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
+        stage_files(plan.files, run_home)
+        env = plan.environ()
+        dropped, withheld = _render_profile(loaded, resolved, run_home, workdir, environ, env, endpoint)
+        if located.bin_dir is not None:
+            # A managed install's runtime (node, bun) comes first, as it was installed with.
+            env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        argv = [str(located.path), *plan.argv[1:]]
+    return _Ready(resolved, version, plan, argv, env, workdir, run_dir, root, captor, dropped, withheld)
+
+
+async def _launch(
+    ready: _Ready,
+    timeout_s: float,
+    on_event: EventCallback | None,
+    home: HomeMode,
+    gateway: str | None,
+    environ: Mapping[str, str],
+) -> Result:
+    """Spawn the prepared run, fold its result, and attribute its traces and captured calls."""
+    plan = ready.plan
+    started = datetime.now(UTC)
+    result = await execute(
+        ready.adapter,
+        ready.argv,
+        ready.env,
+        ready.workdir,
+        plan.stdin,
+        timeout_s,
+        ready.run_dir,
+        on_event,
+        options=plan.options,
+    )
+    result = replace(
+        result,
+        argv=(ready.argv[0], *plan.shown_argv()[1:]),
+        harness_version=ready.version,
+        dropped=ready.dropped,
+        withheld=(*plan.withheld, *ready.withheld),
+        error=_explained(result, plan.untrusted),
+        started_at=iso(started),
+        workdir=str(ready.workdir),
+        home=home,
+    )
+    traces = await _off_loop(partial(_traces, ready.adapter, result, started, ready.env, environ, ready.root))
+    result = replace(result, trace=traces)
+    if ready.captor is not None:
+        captured = await _off_loop(partial(_captured, ready.captor, ready.run_dir.name, result))
+        result = replace(result, capture=captured)
+    elif gateway is not None:
+        fetched = await _off_loop(partial(_fetched, gateway, ready.run_dir.name, result.usage))
+        result = replace(result, capture=fetched)
+    await _off_loop(partial(save, result))
+    return result
 
 
 def _traces(
