@@ -35,7 +35,7 @@ def test_public_api() -> None:
         *("run", "arun", "Result", "MockServer", "Script", "Turn", "Profile", "load_profile"),
         *("Event", "SessionStarted", "AssistantText", "ToolCall", "ToolResult", "UsageReport"),
         *("ErrorEvent", "Finished", "Usage"),
-        *("TackroomError", "ConfigError", "ProfileError", "UnsafePathError"),
+        *("TackroomError", "CellError", "HostError", "ConfigError", "ProfileError", "UnsafePathError"),
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),

@@ -20,6 +20,10 @@ def run_to_end(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except: the run's own errors carry no "no running loop" context
         return asyncio.run(make())
     from concurrent.futures import ThreadPoolExecutor
 

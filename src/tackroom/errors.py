@@ -4,33 +4,41 @@ Every error the library raises on purpose is a :class:`TackroomError`; the CLI
 catches that class once, prints the message to stderr and exits 1. Anything
 else is a bug and gets a traceback.
 
+Two groups say what a caller (an evaluation, a retry loop) should do next:
+:class:`CellError`, the run as asked is wrong (a retry fails the same way: fix
+it), and :class:`HostError`, this machine could not run it (a retry, an
+install, or another host may help). A run's error says which ``adapter`` it
+was for and, once its harness had started, its ``run_dir``.
+
 ::
 
     TackroomError
-     ├── ConfigError            adapter / project / profile files: every problem, in one pass
-     ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
-     ├── UnsafePathError        a name or path that would leave its root, or a link out of it
-     ├── TrustError             a trust record that cannot be made or revoked as asked
-     │    └── UntrustedProjectError  a run refused: its harness would run an untrusted project's config
-     ├── OptionError            an option the selected adapter cannot render
-     │    └── UnsupportedOptionError
-     ├── TemplateError          a template that cannot be expanded with what was given
-     ├── UnknownAdapterError    a name no built-in or operator table defines
-     ├── FamilyError            a family that is not registered, or registered badly
-     ├── InstallError           a harness that could not be installed
-     ├── RegistryError          a package registry that could not say which release is newest
-     ├── HarnessNotFoundError   the executable is not installed and not on PATH
-     ├── HarnessVersionError    the installed harness is older than the adapter's min_version
+     ├── CellError              the run as asked is wrong: do not retry it, fix it
+     │    ├── ConfigError            adapter / project / profile files: every problem, in one pass
+     │    ├── ProfileError           a profile that cannot be rendered or imported as asked (nothing written)
+     │    ├── UnsafePathError        a name or path that would leave its root, or a link out of it
+     │    ├── TrustError             a trust record that cannot be made or revoked as asked
+     │    │    └── UntrustedProjectError  a run refused: its harness would run an untrusted project's config
+     │    ├── OptionError            an option the selected adapter cannot render
+     │    │    └── UnsupportedOptionError
+     │    ├── TemplateError          a template that cannot be expanded with what was given
+     │    ├── UnknownAdapterError    a name no built-in or operator table defines
+     │    ├── DetectionError         no harness named, and the repository does not say which one
+     │    └── MockScriptError        a mock model script that does not parse (also a MockError)
+     ├── HostError              this machine could not run it: a retry, an install or another host may help
+     │    ├── FamilyError            a family that is not registered, or registered badly
+     │    ├── InstallError           a harness that could not be installed
+     │    ├── RegistryError          a package registry that could not say which release is newest
+     │    ├── HarnessNotFoundError   the executable is not installed and not on PATH
+     │    ├── HarnessVersionError    the installed harness is older than the adapter's min_version
+     │    ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
+     │    └── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
-     │    └── MockScriptError   a mock model script that does not parse
-     ├── RunError               a run that could not be started or followed
+     ├── RunError               a run that could not be started or followed (a value, or the machine)
      ├── ProbeError             a probe that cannot be run as asked (an unknown capability, bad jobs)
      ├── RowError               a capability row or an external probe's output that does not parse
-     ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
      ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
- ├── TraceError             a transcript or session that cannot be read or found as asked
-     ├── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
-     ├── DetectionError         no harness named, and the repository does not say which one (none or a tie)
+     ├── TraceError             a transcript or session that cannot be read or found as asked
      └── ConformanceError       an adapter that fails the conformance kit (also an AssertionError, for tests)
 """
 
@@ -39,9 +47,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+TYPE_CHECKING = False  # not typing's: the quickest commands import this module
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 class TackroomError(Exception):
     """Base class of every error tackroom raises on purpose."""
+
+    adapter: str | None = None
+    """The adapter of the run that raised it (None outside a run, or before one was chosen)."""
+    run_dir: Path | None = None
+    """The run's directory, kept, when the harness had started (a run that fails before leaves none)."""
+
+
+class CellError(TackroomError):
+    """The run as asked is wrong (its configuration, an option, the profile, a template, the
+    project's trust, the adapter's name): the same run fails the same way until it is fixed."""
+
+
+class HostError(TackroomError):
+    """This machine could not run it (the harness not installed or too old, an install or a
+    registry, the state database, the gateway): a retry, an install, or another host may help."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +85,7 @@ class Problem:
         return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
 
 
-class ConfigError(TackroomError):
+class ConfigError(CellError):
     """One or more problems found while loading configuration.
 
     All problems found in one load are reported together, sorted by file and
@@ -79,15 +106,15 @@ class ConfigError(TackroomError):
         return "\n".join(lines)
 
 
-class ProfileError(TackroomError):
+class ProfileError(CellError):
     """A profile cannot be rendered or imported as asked (nothing was written)."""
 
 
-class UnsafePathError(TackroomError):
+class UnsafePathError(CellError):
     """A name or path would leave the directory it belongs in, or follow a link out of it."""
 
 
-class TrustError(TackroomError):
+class TrustError(CellError):
     """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke."""
 
 
@@ -96,7 +123,7 @@ class UntrustedProjectError(TrustError):
     not trusted the project (``tackroom trust``)."""
 
 
-class OptionError(TackroomError):
+class OptionError(CellError):
     """An option value that cannot be used with the selected adapter."""
 
 
@@ -116,11 +143,11 @@ class UnsupportedOptionError(OptionError):
         )
 
 
-class TemplateError(TackroomError):
+class TemplateError(CellError):
     """A template could not be expanded with the values given."""
 
 
-class UnknownAdapterError(TackroomError):
+class UnknownAdapterError(CellError):
     """No built-in or operator table defines this adapter name."""
 
     def __init__(self, name: str, known: Sequence[str]) -> None:
@@ -129,15 +156,15 @@ class UnknownAdapterError(TackroomError):
         super().__init__(f"unknown adapter {name!r}; known adapters: {', '.join(self.known)}")
 
 
-class FamilyError(TackroomError):
+class FamilyError(HostError):
     """A family is missing from the registry or does not satisfy the interface."""
 
 
-class InstallError(TackroomError):
+class InstallError(HostError):
     """A harness could not be installed."""
 
 
-class RegistryError(TackroomError):
+class RegistryError(HostError):
     """A package registry could not say which release of a harness is newest.
 
     Unreachable, too slow, the package unknown to it, or an answer that is not
@@ -145,11 +172,11 @@ class RegistryError(TackroomError):
     """
 
 
-class HarnessNotFoundError(TackroomError):
+class HarnessNotFoundError(HostError):
     """The harness executable is neither installed by tackroom nor on PATH."""
 
 
-class HarnessVersionError(TackroomError):
+class HarnessVersionError(HostError):
     """The harness is older than the oldest version its adapter works with (``min_version``)."""
 
 
@@ -157,7 +184,7 @@ class MockError(TackroomError):
     """The mock model server cannot start as asked: a bad or taken port, an address, a log file."""
 
 
-class MockScriptError(MockError):
+class MockScriptError(MockError, CellError):
     """A mock model script is malformed."""
 
 
@@ -173,7 +200,7 @@ class RowError(TackroomError, ValueError):
     """A capability row (or an external probe's output) that does not parse; the whole row is rejected."""
 
 
-class StateError(TackroomError):
+class StateError(HostError):
     """The state database cannot be used: not a database, another program's, a newer tackroom's, read-only."""
 
 
@@ -189,11 +216,11 @@ class TraceError(TackroomError):
     """A transcript, session or usage report that cannot be read or found as asked."""
 
 
-class GatewayError(TackroomError):
+class GatewayError(HostError):
     """The gateway cannot start as asked (a taken port, a bad upstream URL) or lost captures."""
 
 
-class DetectionError(TackroomError):
+class DetectionError(CellError):
     """No harness was named and none could be chosen: no markers matched, or several matched equally.
 
     The message lists the candidates (if any) and how to choose one; ambiguity is reported, never

@@ -172,7 +172,12 @@ async def arun(
                 transport=transport,
             )
         )
-        return await _launch(ready, timeout_s, on_event, home, gateway, environ)
+        try:
+            return await _launch(ready, timeout_s, on_event, home, gateway, environ)
+        except TackroomError as exc:  # the harness started: its run directory is kept
+            exc.adapter = exc.adapter or ready.adapter.name
+            exc.run_dir = exc.run_dir or ready.run_dir
+            raise
     finally:
         await _off_loop(stack.close)
 
@@ -235,50 +240,57 @@ def _prepare(
 
     Whatever is started is entered into ``stack``, which the caller closes once the run is over.
     """
-    workdir = _workdir(workdir)
-    mocked = mock is not None or mock_text is not None
-    _check_run_values(timeout_s, mocked, base_url, credentials, api_key_env, gateway, capture)
-    project = load_project(workdir)
-    resolved = _resolve(adapter, adapters, workdir, project)
-    if transport is not None:
-        resolved = _by_transport(resolved, transport, adapters, workdir)
-    options = project.options_with(options) if project is not None else options
-    located = executable or locate(resolved, environ, version=harness_version)
-    if located is None:
-        raise HarnessNotFoundError(_not_found(resolved, harness_version))
-    version = located.version or probe_version(resolved, located)
-    # From here on everything reads the adapter as it applies to the version that runs.
-    resolved = resolved.at(version)
-    check_min_version(resolved, version, located.path)
-    loaded = _profile(profile, workdir, home, environ)
-    root = runs_dir or data_dir(environ) / "runs"
-    missing = [d for d in (root, *root.parents) if not d.exists()]
+    named = adapter if isinstance(adapter, str) else adapter.name if adapter is not None else None
     try:
-        run_dir = _new_run_dir(root, resolved.name)
-    except OSError as exc:  # $XDG_DATA_HOME is a file, read-only, full
-        raise RunError(f"cannot create a run directory in {str(root)!r}: {exc.strerror or exc}") from exc
-    stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
-    with _removed_on_failure(run_dir, missing):
-        server = _start_mock(resolved, mock, mock_text, mock_log, stack)
-        endpoint = _endpoint(server, base_url, api_key_env)
-        captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
-        through = gateway or (captor.url if captor is not None else None)
-        if through is not None:
-            endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
-        run_home = run_dir / "home" if home == "isolated" else None
-        plan = resolved.plan(
-            prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
-        )
-        copied: list[Path] = []
-        stack.callback(remove_copies, copied)
-        prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
-        stage_files(plan.files, run_home)
-        env = plan.environ()
-        dropped, withheld = _render_profile(loaded, resolved, run_home, workdir, environ, env, endpoint)
-        if located.bin_dir is not None:
-            # A managed install's runtime (node, bun) comes first, as it was installed with.
-            env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
-        argv = [str(located.path), *plan.argv[1:]]
+        workdir = _workdir(workdir)
+        mocked = mock is not None or mock_text is not None
+        _check_run_values(timeout_s, mocked, base_url, credentials, api_key_env, gateway, capture)
+        project = load_project(workdir)
+        resolved = _resolve(adapter, adapters, workdir, project)
+        named = resolved.name
+        if transport is not None:
+            resolved = _by_transport(resolved, transport, adapters, workdir)
+            named = resolved.name
+        options = project.options_with(options) if project is not None else options
+        located = executable or locate(resolved, environ, version=harness_version)
+        if located is None:
+            raise HarnessNotFoundError(_not_found(resolved, harness_version))
+        version = located.version or probe_version(resolved, located)
+        # From here on everything reads the adapter as it applies to the version that runs.
+        resolved = resolved.at(version)
+        check_min_version(resolved, version, located.path)
+        loaded = _profile(profile, workdir, home, environ)
+        root = runs_dir or data_dir(environ) / "runs"
+        missing = [d for d in (root, *root.parents) if not d.exists()]
+        try:
+            run_dir = _new_run_dir(root, resolved.name)
+        except OSError as exc:  # $XDG_DATA_HOME is a file, read-only, full
+            raise RunError(f"cannot create a run directory in {str(root)!r}: {exc.strerror or exc}") from exc
+        stack.enter_context(holding(run_dir))  # `tackroom runs prune` leaves a running run alone
+        with _removed_on_failure(run_dir, missing):
+            server = _start_mock(resolved, mock, mock_text, mock_log, stack)
+            endpoint = _endpoint(server, base_url, api_key_env)
+            captor = _start_gateway(server, base_url, environ, capture_db, stack) if capture else None
+            through = gateway or (captor.url if captor is not None else None)
+            if through is not None:
+                endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
+            run_home = run_dir / "home" if home == "isolated" else None
+            plan = resolved.plan(
+                prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
+            )
+            copied: list[Path] = []
+            stack.callback(remove_copies, copied)
+            prepare_home(resolved, run_dir, run_home, credentials, environ, copied)
+            stage_files(plan.files, run_home)
+            env = plan.environ()
+            dropped, withheld = _render_profile(loaded, resolved, run_home, workdir, environ, env, endpoint)
+            if located.bin_dir is not None:
+                # A managed install's runtime (node, bun) comes first, as it was installed with.
+                env["PATH"] = f"{located.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+            argv = [str(located.path), *plan.argv[1:]]
+    except TackroomError as exc:
+        exc.adapter = exc.adapter or named
+        raise
     return _Ready(resolved, version, plan, argv, env, workdir, run_dir, root, captor, dropped, withheld)
 
 
