@@ -321,10 +321,11 @@ class _Pipes:
 
 
 class _Leader:
-    """The spawned group leader: its pid, and its exit status, waited for without a thread.
+    """The spawned group leader: its pid, and its exit status, waited for on the loop.
 
-    Linux says a process has exited through a pidfd the loop watches like a socket; elsewhere a
-    daemon thread waits for it. Its status is negative for a signal, as asyncio's processes say.
+    Linux says a process has exited through a pidfd the loop watches like a socket (no thread per
+    run, as asyncio's child watcher starts); elsewhere a daemon thread waits for it. Its status is
+    negative for a signal, as asyncio's processes say.
     """
 
     def __init__(self, popen: subprocess.Popen[bytes]) -> None:
