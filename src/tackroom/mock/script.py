@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tackroom.errors import MockScriptError
-from tackroom.mock.vocabulary import NEUTRAL_TOOLS
+from tackroom.mock.vocabulary import NEUTRAL_TOOLS, read_problem
 
 MOCK_PREFIX = "MOCK"
 """Every text the mock makes up itself starts with this."""
@@ -191,17 +191,6 @@ def _read(path: Path) -> Any:
     # TOMLDecodeError, JSONDecodeError and UnicodeDecodeError are ValueErrors; deep nesting recurses.
     except (OSError, ValueError, RecursionError) as exc:
         raise MockScriptError(f"{path}: {read_problem(exc)}") from exc
-
-
-def read_problem(exc: BaseException) -> str:
-    """Why a script or vocabulary file could not be read, in words for its author."""
-    if isinstance(exc, OSError):
-        return f"cannot read: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"not UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save it as UTF-8"
-    if isinstance(exc, RecursionError):
-        return "arrays or tables nested too deeply"
-    return str(exc)
 
 
 def _parse_turn(index: int, raw: Any, problems: list[str]) -> Turn | None:

@@ -24,6 +24,17 @@ NEUTRAL_TOOLS: frozenset[str] = frozenset(_NEUTRAL)
 DEFAULT_MCP_PATTERN = "mcp__{server}__{tool}"
 
 
+def read_problem(exc: BaseException) -> str:
+    """Why a script or vocabulary file could not be read, in words for its author."""
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save it as UTF-8"
+    if isinstance(exc, RecursionError):
+        return "arrays or tables nested too deeply"
+    return str(exc)
+
+
 @dataclass(frozen=True)
 class ToolName:
     """One harness's name for a neutral tool, and its renames of neutral argument names."""
@@ -99,8 +110,6 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not TOML, too deep
-        from tackroom.mock.script import read_problem  # script imports this module
-
         raise MockScriptError(f"{path}: {read_problem(exc)}") from exc
     problems = [f"{path}: unknown key {k!r}" for k in data if k not in {"mcp", "tools", "text_call"}]
     tools: dict[str, ToolName] = {}
