@@ -103,7 +103,8 @@ def test_calls_put_from_a_loop_are_stored_whatever_comes_first(tmp_path: Path) -
     """Calls put in one turn of an event loop go to the child together; a flush or a stop in that same
     turn, before they are sent, loses none, and the order holds."""
     from tackroom.gateway.procwriter import ProcessWriter
-    from tackroom.gateway.store import Call, open_store
+    from tackroom.gateway.store import Call
+    from tackroom.gateway.stores import open_store
 
     def calls(first: int, count: int) -> list[Call]:
         return [

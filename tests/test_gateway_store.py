@@ -19,7 +19,8 @@ from tests.pgkit import PostgresServer, backend, postgres_server  # noqa: F401  
 
 from tackroom.errors import GatewayError, TackroomError
 from tackroom.gateway.capture import USAGE_FIGURES, CallUsage
-from tackroom.gateway.store import _COLUMNS, Call, CaptureStore, open_store
+from tackroom.gateway.store import _COLUMNS, Call, CaptureStore
+from tackroom.gateway.stores import open_store
 
 HISTORY = [{"role": "user", "content": "x" * 3000}]
 

@@ -154,7 +154,7 @@ def usage(
 
 
 def _store(db: str | None) -> CaptureStore:
-    from tackroom.gateway.store import open_store
+    from tackroom.gateway.stores import open_store
 
     return open_store(db)
 

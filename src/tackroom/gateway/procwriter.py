@@ -27,7 +27,8 @@ import time
 from typing import Any
 
 from tackroom.errors import GatewayError
-from tackroom.gateway.store import Call, CaptureStore, held_open, open_store
+from tackroom.gateway.store import Call, CaptureStore, held_open
+from tackroom.gateway.stores import open_store
 from tackroom.gateway.writer import BATCH, GATHER_S, store_batch
 
 START_S = 60.0

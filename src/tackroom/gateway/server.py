@@ -29,7 +29,8 @@ from tackroom.errors import GatewayError
 from tackroom.gateway.proxy import Proxy
 from tackroom.gateway.raw import RawEngine
 from tackroom.gateway.routes import DEFAULT_UPSTREAMS, KEY_ENV, Provider
-from tackroom.gateway.store import CaptureStore, open_store
+from tackroom.gateway.store import CaptureStore
+from tackroom.gateway.stores import open_store
 from tackroom.gateway.writer import CaptureWriter, Writer
 from tackroom.prices import PriceBook
 from tackroom.redact import redact_text

@@ -4,7 +4,7 @@
 them, sum their usage, read a body back); :class:`SQLiteCaptureStore` keeps
 them in the state database (``m005_gateway``);
 :class:`~tackroom.gateway.pgstore.PostgresCaptureStore` keeps the same schema
-in PostgreSQL, for a gateway shared by many hosts. :func:`open_store` picks
+in PostgreSQL, for a gateway shared by many hosts. :func:`~tackroom.gateway.stores.open_store` picks
 one from a path or a ``postgresql://`` URL.
 
 Bodies are stored by SHA-256. A request's conversation (``messages``,
@@ -307,23 +307,6 @@ def held_open(store: CaptureStore) -> Iterator[Callable[[], None]]:
                     held.enter_context(store.db.connect())
 
         yield hold
-
-
-def open_store(db: Path | str | StateDB | CaptureStore | None = None) -> CaptureStore:
-    """The store ``db`` names: a ``postgresql://`` URL, a SQLite file, the state database (None),
-    or a store already made."""
-    if db is None:
-        return SQLiteCaptureStore(StateDB.default())
-    if isinstance(db, StateDB):
-        return SQLiteCaptureStore(db)
-    if isinstance(db, (str, Path)):
-        text = str(db)
-        if text.startswith(("postgresql://", "postgres://")):
-            from tackroom.gateway.pgstore import PostgresCaptureStore
-
-            return PostgresCaptureStore(text)
-        return SQLiteCaptureStore(StateDB(Path(text)))
-    return db
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
