@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tackroom.families import get_family
-from tackroom.families.copilot import CopilotStreamParser, copilot_home, record_usage, tool_output
+from tackroom.families.copilot.stream import CopilotStreamParser, copilot_home, record_usage, tool_output
 from tackroom.run.result import summarize
 from tackroom.trace.events import (
     AssistantText,

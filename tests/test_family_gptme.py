@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tackroom.families import get_family
-from tackroom.families.gptme import GptmeStreamParser
+from tackroom.families.gptme.stream import GptmeStreamParser
 from tackroom.run.result import summarize
 from tackroom.trace.events import Event, ToolCall, ToolResult
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tackroom.families import get_family
-from tackroom.families.kimi import MAX_LOG_LINE, KimiStreamParser
+from tackroom.families.kimi.stream import MAX_LOG_LINE, KimiStreamParser
 from tackroom.run.result import summarize
 from tackroom.trace.events import ErrorEvent, Event, SessionStarted, ToolCall, ToolResult, UsageReport
 

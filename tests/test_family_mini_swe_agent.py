@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hostile.fuzz import FUZZ
 from hostile.test_streams import VALUES, check, delivered, drop, paths, put
 from tackroom.families.base import MAX_TEXT
-from tackroom.families.mini_swe_agent import FAMILY, MiniStreamParser
+from tackroom.families.mini_swe_agent import FAMILY
+from tackroom.families.mini_swe_agent.stream import MiniStreamParser
 from tackroom.run.result import summarize
 from tackroom.trace.events import ErrorEvent, Event, ToolCall, ToolResult
 

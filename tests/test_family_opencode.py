@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tackroom.families import get_family
-from tackroom.families.opencode import OpencodeStreamParser, error_message, step_usage
+from tackroom.families.opencode.stream import OpencodeStreamParser, error_message, step_usage
 from tackroom.run.result import summarize
 from tackroom.trace.events import (
     AssistantText,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tackroom.families import get_family
-from tackroom.families.openhands import OpenHandsStreamParser
+from tackroom.families.openhands.stream import OpenHandsStreamParser
 from tackroom.run.result import summarize
 from tackroom.trace.events import Event, SessionStarted, ToolCall, ToolResult
 

@@ -9,7 +9,7 @@ import pytest
 
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.families import get_family
-from tackroom.families.pi import PiStreamParser, pi_usage
+from tackroom.families.pi.stream import PiStreamParser, pi_usage
 from tackroom.run.result import summarize
 from tackroom.trace.events import (
     AssistantText,

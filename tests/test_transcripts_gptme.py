@@ -8,7 +8,7 @@ from typing import Any
 
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
-from tackroom.families.gptme import GptmeStreamParser
+from tackroom.families.gptme.stream import GptmeStreamParser
 from tackroom.families.gptme.transcripts import GptmeTranscripts, split_calls, usage_of
 from tackroom.trace.events import UsageReport
 from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem

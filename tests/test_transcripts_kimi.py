@@ -9,7 +9,7 @@ from typing import Any
 
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
-from tackroom.families.kimi import session_usage
+from tackroom.families.kimi.stream import session_usage
 from tackroom.families.kimi.transcripts import KimiTranscripts, iso, usage_of
 from tackroom.trace.events import Record, UsageReport
 from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem

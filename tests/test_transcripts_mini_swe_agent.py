@@ -10,7 +10,7 @@ import pytest
 
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
-from tackroom.families.mini_swe_agent import MiniStreamParser
+from tackroom.families.mini_swe_agent.stream import MiniStreamParser
 from tackroom.families.mini_swe_agent.transcripts import MiniTranscripts, usage_of
 from tackroom.trace import api
 from tackroom.trace.events import ToolCall, ToolResult, UsageReport

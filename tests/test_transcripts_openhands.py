@@ -11,7 +11,7 @@ import pytest
 
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
-from tackroom.families.openhands import state_usage
+from tackroom.families.openhands.stream import state_usage
 from tackroom.families.openhands.transcripts import OpenHandsTranscripts, usage_of
 from tackroom.trace.model import Cursor, TraceEvent, TraceIssue, TraceItem
 from tracekit import usage_reports

@@ -34,7 +34,7 @@ import msgspec
 import orjson
 
 from tackroom.families.base import obj, seq, str_or_none
-from tackroom.families.claude_code import tool_result_text
+from tackroom.families.claude_code.stream import tool_result_text
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,

@@ -11,7 +11,7 @@ one per model call. Every other type (``system.message``,
 new release adds) is kept as a raw record. ``session.shutdown`` carries the
 session's running totals: a record, never usage, so nothing counts twice.
 
-Usage is :func:`~tackroom.families.copilot.record_usage`: ``inputTokens`` is
+Usage is :func:`~tackroom.families.copilot.stream.record_usage`: ``inputTokens`` is
 the whole prompt, so its cached part is subtracted. A call's key is its
 ``accounting`` source session and sequence number (else the line's id): the
 same call written again counts once.
@@ -34,7 +34,7 @@ import orjson
 import yaml
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
-from tackroom.families.copilot import record_usage, tool_output
+from tackroom.families.copilot.stream import record_usage, tool_output
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,

@@ -8,7 +8,7 @@ parser reads it; no stream has been recorded from a real binary yet.
 from __future__ import annotations
 
 from tackroom.families.base import Family, StreamParser
-from tackroom.families.claude_code import ClaudeStreamParser
+from tackroom.families.claude_code.stream import ClaudeStreamParser
 
 
 class Cursor(Family):

@@ -18,89 +18,16 @@ session at once.
 
 from __future__ import annotations
 
-import json
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tackroom.families.base import Family, StreamParser, int_or_none, json_line, tolerant
+from tackroom.families.base import Family, StreamParser
+from tackroom.families.gptme.stream import API_ERROR, GptmeStreamParser
 from tackroom.trace.events import (
-    AssistantText,
     ErrorEvent,
-    Event,
-    Finished,
-    ToolCall,
-    ToolResult,
-    Usage,
-    UsageReport,
 )
 
 if TYPE_CHECKING:
     from tackroom.trace.model import TranscriptReader
-
-# "@shell(call_1): {"command": "ls"}": the tool, its call id, its arguments (JSON).
-_TOOL_CALL = re.compile(r"^@([A-Za-z0-9_.-]+)\(([^)\n]*)\):[ ]?(.*)$", re.DOTALL)
-_API_ERROR = re.compile(r"Error code: (\d{3}) - (.*)")
-
-
-def message_usage(metadata: Any) -> Usage:
-    """An assistant message's ``metadata.usage`` (input already excludes the cache read)."""
-    usage = metadata.get("usage") if isinstance(metadata, dict) else None
-    if not isinstance(usage, dict):
-        return Usage()
-    return Usage(
-        input=int_or_none(usage.get("input_tokens")),
-        output=int_or_none(usage.get("output_tokens")),
-        cache_read=int_or_none(usage.get("cache_read_tokens")),
-        reasoning=int_or_none(usage.get("reasoning_tokens")),
-    )
-
-
-class GptmeStreamParser(StreamParser):
-    """Parses ``gptme -n --output-format json``."""
-
-    def __init__(self) -> None:
-        self._text: str | None = None
-
-    @tolerant
-    def feed(self, line: str) -> list[Event]:
-        data = json_line(line)
-        if data is None or data.get("type") != "message":
-            return []
-        role, content = data.get("role"), data.get("content")
-        if not isinstance(content, str):
-            return []
-        if role == "assistant":
-            return self._assistant(line, content, data.get("metadata"))
-        if role == "system" and isinstance(data.get("call_id"), str):
-            return [ToolResult(line, call_id=data["call_id"], output=content, is_error=False)]
-        return []
-
-    def _assistant(self, line: str, content: str, metadata: Any) -> list[Event]:
-        events: list[Event] = []
-        call = _TOOL_CALL.match(content.strip())
-        if call is not None:
-            name, call_id, raw = call.groups()
-            events.append(ToolCall(line, name=name, call_id=call_id or None, input=_arguments(raw)))
-        elif content.strip():
-            self._text = content
-            events.append(AssistantText(line, text=content))
-        usage = message_usage(metadata)
-        if usage.reported:
-            events.append(UsageReport(line, usage=usage, scope="turn"))
-        return events
-
-    def close(self, exit_code: int | None) -> list[Event]:
-        # No terminal line: a run that exits 0 ended as gptme meant it to.
-        if exit_code != 0:
-            return [Finished(final_text=None, ok=False)]
-        return [Finished(final_text=self._text, ok=True)]
-
-
-def _arguments(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
 
 
 class Gptme(Family):
@@ -123,7 +50,7 @@ class Gptme(Family):
         """``Error code: 400 - {...}``, logged through Rich: wrapped, the rest on indented lines."""
         lines = stderr_tail.splitlines()
         for at, line in enumerate(lines):
-            found = _API_ERROR.search(line)
+            found = API_ERROR.search(line)
             if found is None:
                 continue
             status, body = found.groups()

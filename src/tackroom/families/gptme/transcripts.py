@@ -17,7 +17,7 @@ file (a new inode), which the index reads again from the start. A branch's
 log (``branches/<name>.jsonl``) is another view of the same calls, so it is
 not read.
 
-Usage is the family's :func:`~tackroom.families.gptme.message_usage`, per
+Usage is the family's :func:`~tackroom.families.gptme.stream.message_usage`, per
 model call, on the assistant message: ``input_tokens`` already excludes the
 cache read, ``cache_read_tokens`` is apart from it, ``reasoning_tokens`` is
 written (0 when the model reported none); gptme keeps no cache write figure.
@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import int_or_none, json_arguments, obj, str_or_none, text_or_none
-from tackroom.families.gptme import message_usage
+from tackroom.families.gptme.stream import message_usage
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,

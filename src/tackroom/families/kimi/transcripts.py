@@ -19,7 +19,7 @@ the session above it. The parent's log carries a copy of every line of it,
 wrapped in a ``SubagentEvent``: kept there as a raw record, never as usage,
 so nothing counts twice (the copy's call has the same ``message_id`` anyway).
 
-Usage is the family's :func:`~tackroom.families.kimi.token_usage`, per model
+Usage is the family's :func:`~tackroom.families.kimi.stream.token_usage`, per model
 call: ``input_other`` is already the input less the cache read,
 ``input_cache_read`` is apart from it. ``input_cache_creation`` is 0 over Chat
 Completions, which has no such figure, so a zero is no figure (a positive
@@ -44,7 +44,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import int_or_none, json_arguments, obj, seq, str_or_none, text_or_none
-from tackroom.families.kimi import content_text, token_usage
+from tackroom.families.kimi.stream import content_text, token_usage
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,

@@ -52,7 +52,7 @@ import orjson
 from tackroom.families.base import obj, seq, str_or_none, text_or_none
 from tackroom.families.opencode.transcripts import iso
 from tackroom.families.openhands.transcripts import read_json
-from tackroom.families.pi import failure
+from tackroom.families.pi.stream import failure
 from tackroom.families.pi.transcripts import usage_of
 from tackroom.trace.events import (
     AssistantText,

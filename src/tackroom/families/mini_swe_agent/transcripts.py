@@ -15,14 +15,14 @@ The trajectory names no session: the session is the file, its name without
 ``.traj.json``. ``info.config.model.model_name`` is the session's model,
 ``info.config.environment.cwd`` its work dir (empty by default: none). Each
 message is a row (``line`` its place from 1), mapped as the family maps it
-from stdout (:func:`~tackroom.families.mini_swe_agent.message_events`): an
+from stdout (:func:`~tackroom.families.mini_swe_agent.stream.message_events`): an
 assistant's text, ``tool_calls`` and usage, a ``tool`` result, and an
 ``exit`` that is not ``Submitted`` as the run's error; a ``Submitted`` exit's
 submission is the assistant's answer. A ``user`` message is the user's text
 (the task in mini's template), a ``system`` message and any other role is kept
 as a raw record. A message's time is ``extra.timestamp`` (epoch seconds).
 
-Usage is per model call, the family's :func:`~tackroom.families.mini_swe_agent.response_usage`
+Usage is per model call, the family's :func:`~tackroom.families.mini_swe_agent.stream.response_usage`
 of ``extra.response.usage`` (litellm's OpenAI usage): ``prompt_tokens`` less
 its ``cached_tokens`` is the input, ``reasoning_tokens`` as written, no cache
 write figure; a call without it reports nothing, and a null figure (litellm
@@ -40,7 +40,7 @@ import orjson
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none, text_or_none
 from tackroom.families.kimi.transcripts import iso
-from tackroom.families.mini_swe_agent import (
+from tackroom.families.mini_swe_agent.stream import (
     SUBMITTED,
     TRAJECTORY_FORMAT,
     _content_text,

@@ -12,7 +12,7 @@ keyed by the part's id. Parts tackroom does not map are kept as raw records
 table (a replication log of the same rows) and ``todo`` are not read.
 
 Token figures are opencode's own and already uncached
-(:func:`~tackroom.families.opencode.step_usage`); a zero reasoning figure
+(:func:`~tackroom.families.opencode.stream.step_usage`); a zero reasoning figure
 is no figure.
 
 ``opencode run --session <id> --fork`` copies the session's messages and
@@ -45,7 +45,7 @@ from urllib.parse import quote
 import orjson
 
 from tackroom.families.base import MAX_DEPTH, _depth, int_or_none, obj, str_or_none
-from tackroom.families.opencode import error_message, step_usage
+from tackroom.families.opencode.stream import error_message, step_usage
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,

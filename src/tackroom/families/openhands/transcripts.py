@@ -51,7 +51,7 @@ from tackroom.families.base import (
     str_or_none,
     text_or_none,
 )
-from tackroom.families.openhands import MAX_STATE
+from tackroom.families.openhands.stream import MAX_STATE
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,

@@ -22,7 +22,7 @@ spending. Their usage is left out (the session that made the call has it),
 and every call's key (the entry id and time, which the copy keeps) is the
 same in both files anyway.
 
-Usage is pi's own (:func:`~tackroom.families.pi.pi_usage`): ``input`` is
+Usage is pi's own (:func:`~tackroom.families.pi.stream.pi_usage`): ``input`` is
 already uncached, an all-zero usage (an aborted call) is not reported, and a
 zero cache write is no figure; a figure that is there but not a count is
 unknown. A call's key is its entry's id and time.
@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
-from tackroom.families.pi import failure, pi_usage
+from tackroom.families.pi.stream import failure, pi_usage
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,

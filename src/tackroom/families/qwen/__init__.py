@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import Family, StreamParser, fresh_input, int_or_none, obj, seq, str_or_none
-from tackroom.families.claude_code import ClaudeStreamParser
+from tackroom.families.claude_code.stream import ClaudeStreamParser
 from tackroom.trace.events import ErrorEvent, Event, Finished, Usage, UsageReport
 
 if TYPE_CHECKING:
