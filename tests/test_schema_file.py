@@ -7,21 +7,23 @@ from pathlib import Path
 
 import tackroom
 from tackroom.adapters.schema import json_schema
+from tackroom.profile.engines import engines
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schema" / "adapter.schema.json"
 
 
 def test_schema_file_is_fresh(update_golden: bool) -> None:
-    current = json_schema()
+    current = json_schema(engines())
     if update_golden:
         SCHEMA.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert json.loads(SCHEMA.read_text(encoding="utf-8")) == current, (
-        "schema/adapter.schema.json is stale: python -m tackroom.adapters.schema > schema/adapter.schema.json"
+        "schema/adapter.schema.json is stale: "
+        ".venv/bin/python scripts/adapter-schema > schema/adapter.schema.json"
     )
 
 
 def test_schema_forbids_unknown_keys_everywhere() -> None:
-    schema = json_schema()
+    schema = json_schema(engines())
     objects = [schema, *schema["$defs"].values()]
     for node in objects:
         if node.get("type") == "object" and "properties" in node:

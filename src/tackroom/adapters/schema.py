@@ -12,6 +12,7 @@ name the exact key of each problem.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
@@ -429,20 +430,20 @@ SINCE_FIXED = ("family", "extends", "min_version", "verified_with", "previously_
 """Keys a ``since`` entry cannot change: they say which versions the adapter covers, not how one behaves."""
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema(engine_names: Iterable[str]) -> dict[str, Any]:
     """The JSON Schema of an adapter file, as published in ``schema/adapter.schema.json``.
 
     An operator table may be partial (it overrides or extends another), so the
     published table schema requires nothing; required keys are checked on the
-    effective table at load.
+    effective table at load. ``engine_names`` are the registered render engines
+    (:func:`tackroom.profile.engines.engines`), offered to editors as examples:
+    the caller passes them, since adapters sit below the profile engines.
     """
-    from tackroom.profile.engines import engines
-
     table = AdapterSpec.model_json_schema(by_alias=True)
     defs = table.pop("$defs", {})
     for capability in ("Capability", "HooksCapability"):
         # Editors complete the registered engines; a third party's engine is still accepted here.
-        defs[capability]["properties"]["render"]["examples"] = sorted(engines())
+        defs[capability]["properties"]["render"]["examples"] = sorted(engine_names)
     table.pop("required", None)
     defs["Since"] = _since_schema(table)
     table["properties"]["since"] = {
@@ -486,10 +487,3 @@ def _since_schema(table: dict[str, Any]) -> dict[str, Any]:
         "required": ["version"],
         "properties": properties,
     }
-
-
-if __name__ == "__main__":  # python -m tackroom.adapters.schema > schema/adapter.schema.json
-    import json
-    import sys
-
-    sys.stdout.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
