@@ -8,7 +8,8 @@ import pytest
 
 from tackroom.adapters.resolve import load_adapters, resolve_builtins
 from tackroom.errors import ConfigError, OptionError, UnsupportedOptionError
-from tackroom.plan import Endpoint, parse_option_args
+from tackroom.options import parse_option_args
+from tackroom.plan import Endpoint
 
 ENV = {"PATH": "/bin"}
 
@@ -108,7 +109,7 @@ def test_isolated_home_relocates_config() -> None:
 
 
 def test_secret_names() -> None:
-    from tackroom.plan import is_secret_name
+    from tackroom.redact import is_secret_name
 
     for name in (
         "OPENAI_API_KEY",

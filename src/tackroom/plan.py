@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
 from tackroom.errors import OptionError, TemplateError, UnsupportedOptionError
-from tackroom.redact import is_secret_name as _is_secret_name
-from tackroom.redact import redact_text
+from tackroom.options import coerce_option
+from tackroom.redact import is_secret_name, redact_text
 from tackroom.vocabulary import OPTION_KINDS
 
 if TYPE_CHECKING:
@@ -166,83 +166,6 @@ class Plan:
             "home": str(self.home) if self.home else None,
             "withheld": list(self.withheld),
         }
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a variable's name says its value is a secret."""
-    return _is_secret_name(name)
-
-
-def coerce_option(name: str, value: Any) -> Any:
-    """Check an option name against the closed set and coerce its value to the option's kind."""
-    kind = OPTION_KINDS.get(name)
-    if kind is None:
-        raise OptionError(f"unknown option {name!r}; options are: {', '.join(OPTION_KINDS)}")
-    try:
-        return _COERCE[kind](value)
-    except (TypeError, ValueError) as exc:
-        raise OptionError(f"option {name!r} takes {_KIND_WORDS[kind]}, not {value!r}") from exc
-
-
-def parse_option_args(pairs: Iterable[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings (``--option``) -> coerced values; list options repeat or comma-split."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, raw = pair.partition("=")
-        name = name.strip()
-        if not sep:
-            raise OptionError(f"--option expects KEY=VALUE, got {pair!r}")
-        value = coerce_option(name, raw)
-        if OPTION_KINDS[name] == "list" and name in options:
-            value = [*options[name], *value]
-        options[name] = value
-    return options
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(value)
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise TypeError(value)
-    number = int(value)
-    if number < 1:
-        raise ValueError(value)
-    return number
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(value)
-    return value
-
-
-def _list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        items = [item.strip() for item in value.split(",")]
-    elif isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-        items = [item.strip() for item in value]
-    else:
-        raise TypeError(value)
-    if not items or not all(items):
-        raise ValueError(value)
-    return items
-
-
-_COERCE = {"flag": _flag, "int": _int, "str": _str, "list": _list}
-_KIND_WORDS = {
-    "flag": "true or false",
-    "int": "a whole number of at least 1",
-    "str": "a non-empty string",
-    "list": "a list of non-empty strings (comma-separated on the command line)",
-}
 
 
 def build_plan(
@@ -539,7 +462,7 @@ def _trust_files(
     trusted, ``untrusted_files`` in one they have not, nothing where there is none."""
     if native.allowed and not native.held:
         return ()
-    from tackroom.trust import project_chain
+    from tackroom.repo import project_chain
 
     chosen = table.get("files" if native.allowed else "untrusted_files", ())
     values = {"workdir": str(workdir), "root": str(project_chain(workdir)[-1])}

@@ -59,8 +59,8 @@ def load_project(start: Path) -> Project | None:
     Every problem (unknown key, bad option value, a profile outside the
     repository) is reported in one :class:`ConfigError` naming file, line and key.
     """
-    from tackroom.adapters.resolve import find_project_file
     from tackroom.adapters.tomlsource import load_toml
+    from tackroom.repo import find_project_file
 
     path = find_project_file(start)
     if path is None:
@@ -72,8 +72,8 @@ def load_project(start: Path) -> Project | None:
     ]
     if problems:
         raise ConfigError(problems)
+    from tackroom.options import coerce_option
     from tackroom.paths import inside
-    from tackroom.plan import coerce_option
 
     data = source.data
     profile = data.get("profile")
@@ -109,7 +109,7 @@ def _options(value: Any) -> Iterator[tuple[tuple[str, ...], str]]:
     if not isinstance(value, dict):
         yield ("options",), "must be a table of option values"
         return
-    from tackroom.plan import coerce_option
+    from tackroom.options import coerce_option
 
     for name, item in value.items():
         if name not in OPTION_KINDS:

@@ -9,98 +9,64 @@ hash of everything it covers, and any change to it revokes the trust until
 the user looks again. The user's global profile and a profile named on the
 command line are the user's own word and need no trust.
 
-Records live in ``$XDG_DATA_HOME/tackroom/trust/``, one JSON file per
-directory, written atomically.
+The records themselves, and what a run may let its harness load, are in
+:mod:`tackroom.trust_records` (re-exported here); this module adds what needs
+the adapters and the profile: trusting a directory, and the default profile
+with what is not trusted withheld.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shlex
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from tackroom.errors import ConfigError, Problem, TrustError, UntrustedProjectError
+from tackroom.errors import ConfigError, Problem
+from tackroom.trust_records import (
+    PROFILE,
+    NativeTrust,
+    State,
+    TrustRecord,
+    TrustState,
+    covered_paths,
+    digest,
+    directory_of,
+    find_project,
+    listing,
+    native_trust,
+    record_file,
+    revoke,
+    state_of,
+    store_dir,
+    write_record,
+)
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.adapters.resolve import AdapterSet
     from tackroom.profile.model import Profile
 
-PROFILE = ".tackroom/profile"
-"""A project's profile, relative to the directory that holds it."""
-
-State = Literal["trusted", "changed", "untrusted", "missing"]
-_MAX_ENTRIES = 20_000
-"""A project tree bigger than this is refused rather than hashed for minutes."""
-_MAX_BYTES = 64 * 1024 * 1024
-"""Nor is a file bigger than this (a link to /proc/kcore must not be read)."""
-_MAX_KEYED_BYTES = 1024 * 1024
-"""A ``project_keys`` file bigger than this counts without being parsed."""
-
-
-@dataclass(frozen=True)
-class TrustRecord:
-    """The user's word about one directory: what it covered, and its hash then."""
-
-    path: Path
-    digest: str
-    covers: tuple[str, ...]
-    """Paths under ``path`` the hash covers (``.tackroom/profile`` and harness project config)."""
-    trusted_at: float
-
-
-@dataclass(frozen=True)
-class TrustState:
-    """Whether a directory is trusted now: never, yes, or once but it changed (or is gone) since."""
-
-    path: Path
-    state: State
-    record: TrustRecord | None = None
-
-    def covers(self, relative: str) -> bool:
-        """Trusted now, and the trust covers ``relative``."""
-        return self.state == "trusted" and self.record is not None and relative in self.record.covers
-
-    def why_not(self) -> str:
-        """Why this directory's parts are not used, and the fix, in words for the user."""
-        fix = f"review it and run `tackroom trust {self.path}`"
-        if self.state == "changed" and self.record is not None:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.record.trusted_at))
-            return f"{self.path} changed since you trusted it ({when}); {fix}"
-        if self.state == "trusted":
-            return f"your trust of {self.path} does not cover this; {fix} again"
-        return f"you have not trusted {self.path}; {fix}"
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict for ``tackroom trust --list --json``."""
-        record = self.record
-        return {
-            "path": str(self.path),
-            "state": self.state,
-            "covers": list(record.covers) if record else [],
-            "digest": record.digest if record else None,
-            "trusted_at": record.trusted_at if record else None,
-        }
-
-
-def store_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where trust records are kept: ``$XDG_DATA_HOME/tackroom/trust``."""
-    from tackroom.harnesses import data_dir
-
-    return data_dir(environ) / "trust"
-
-
-def covered_paths(adapters: Iterable[Adapter], profile: str = PROFILE) -> tuple[str, ...]:
-    """The project's profile (``.tackroom/profile`` unless its project file names another) and every
-    harness's project config that a trust flag would load."""
-    native = {p for a in adapters for p in a.effective.get("trust", {}).get("project", ())}
-    return (profile, *sorted(native - {profile}))
+__all__ = [
+    "PROFILE",
+    "NativeTrust",
+    "State",
+    "TrustRecord",
+    "TrustState",
+    "covered_paths",
+    "default_profile",
+    "digest",
+    "find_project",
+    "listing",
+    "native_trust",
+    "profile_place",
+    "record_file",
+    "revoke",
+    "state_of",
+    "store_dir",
+    "trust",
+]
 
 
 def profile_place(workdir: Path) -> tuple[Path, str]:
@@ -123,154 +89,11 @@ def trust(
 ) -> TrustRecord:
     """Trust the project at ``path`` (or the nearest parent, up to the repository root, that has one)."""
     adapters = adapters if adapters is not None else _adapters(path)
-    covers = covered_paths(adapters.values(), profile_place(_directory(path))[1])
+    covers = covered_paths(adapters.values(), profile_place(directory_of(path))[1])
     directory = find_project(path, covers)
     record = TrustRecord(directory, digest(directory, covers), covers, time.time())
-    _write(store_dir(environ), record)
+    write_record(store_dir(environ), record)
     return record
-
-
-def revoke(path: Path, *, environ: Mapping[str, str] | None = None) -> Path:
-    """Revoke the trust of ``path`` or the nearest parent that has one; return the directory.
-
-    ``path`` need not exist any more: a deleted project's record can be revoked.
-    """
-    start = Path(os.path.realpath(path))
-    for directory in (start, *start.parents):
-        record_file = _record_file(store_dir(environ), directory)
-        if record_file.is_file() or record_file.is_symlink():
-            record_file.unlink()
-            return directory
-    raise TrustError(f"{start} is not trusted (nor any directory above it); nothing to revoke")
-
-
-def listing(environ: Mapping[str, str] | None = None) -> list[TrustState]:
-    """Every trust record, each with its state now."""
-    store = store_dir(environ)
-    if not store.is_dir():
-        return []
-    states = [_state(record) for record in _records(store)]
-    return sorted(states, key=lambda s: str(s.path))
-
-
-def state_of(directory: Path, environ: Mapping[str, str] | None = None) -> TrustState:
-    """Whether ``directory`` (exactly) is trusted now."""
-    directory = Path(os.path.realpath(directory))
-    record = _read(_record_file(store_dir(environ), directory))
-    if record is None or record.path != directory:
-        return TrustState(directory, "untrusted")
-    return _state(record)
-
-
-def find_project(path: Path, covers: Sequence[str]) -> Path:
-    """``path``, or the nearest parent up to the repository root, holding something trust covers."""
-    start = _directory(path)
-    for directory in project_chain(start):
-        if any(os.path.lexists(directory / rel) for rel in covers):
-            return directory
-    listed = ", ".join(covers)
-    raise TrustError(f"nothing to trust in {start} or above it up to the repository root: no {listed}")
-
-
-def project_chain(workdir: Path) -> list[Path]:
-    """The directories whose project config a harness in ``workdir`` reads: up to the repository root."""
-    start = Path(os.path.realpath(workdir))
-    chain = []
-    for directory in (start, *start.parents):
-        chain.append(directory)
-        if (directory / ".git").exists():
-            return chain
-    return [start]
-
-
-def digest(directory: Path, covers: Sequence[str]) -> str:
-    """A hash of every entry under ``directory/<covered>``; a link counts as its target text, unfollowed."""
-    sha = hashlib.sha256()
-    for relative, kind, data in _entries(directory, covers):
-        sha.update(f"{len(relative)}:{relative}:{kind}:{len(data)}:".encode("utf-8", "surrogateescape"))
-        sha.update(data)
-    return sha.hexdigest()
-
-
-# -- what a run uses --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NativeTrust:
-    """What a run may let its harness load of the project: the adapter's ``[trust]`` table applied."""
-
-    allowed: bool
-    """No directory from the workdir up to the repository root holds project config the user has not
-    trusted: the flags that let the harness load it (``argv``, ``env``) are given; otherwise those
-    that keep it from it (``untrusted_argv``, ``untrusted_env``) are."""
-    note: str | None = None
-    """What was withheld or kept from the harness, and why, with the fix."""
-    held: bool = False
-    """Some directory holds project config (which, when ``allowed``, the user trusted)."""
-
-
-def native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> NativeTrust:
-    """Which of the adapter's trust flags a run in ``workdir`` gets, and what it says about them.
-
-    A project's ``project`` paths (config the harness can run code from) are
-    used only after ``tackroom trust``. A harness that loads them on its own
-    and has no flag that keeps it from them is refused: an
-    :class:`UntrustedProjectError` names the files and the fix.
-    """
-    table: Mapping[str, Any] = adapter.effective.get("trust", {})
-    held = _project_config(table.get("project", ()), workdir, table.get("project_keys", {}))
-    for directory, found in held:
-        state = state_of(directory, environ)
-        if not all(state.covers(rel) for rel in found):
-            return _untrusted(adapter, table, directory, found, state)
-    return NativeTrust(allowed=True, held=bool(held))
-
-
-def _untrusted(
-    adapter: Adapter, table: Mapping[str, Any], directory: Path, found: Sequence[str], state: TrustState
-) -> NativeTrust:
-    opens = [*table.get("argv", ()), *(f"{k}={v}" for k, v in table.get("env", {}).items())]
-    closes = any(table.get(key) for key in ("untrusted_argv", "untrusted_env", "untrusted_files"))
-    holds = f"{directory} holds {', '.join(found)}, project config the harness"
-    if not opens and not closes:
-        raise UntrustedProjectError(
-            f"{adapter.harness} (adapter {adapter.name!r}) was not started: {holds} loads and runs on its "
-            f"own (hooks, MCP servers, plugins) with no flag to keep it from them, and {state.why_not()}"
-        )
-    said = [f"withheld {shlex.join(opens)}: {holds} would then load"] if opens else []
-    if closes:
-        said.append(
-            f"kept from loading {', '.join(found)} of {directory}: what a project's config runs (hooks, "
-            "MCP servers, plugins) is used only after you trust it"
-        )
-    note = f"{adapter.harness}: {'; '.join(said)}, and {state.why_not()}"
-    return NativeTrust(allowed=False, note=note, held=True)
-
-
-def _project_config(
-    paths: Sequence[str], workdir: Path, keys: Mapping[str, Sequence[str]]
-) -> list[tuple[Path, list[str]]]:
-    """Each directory from ``workdir`` up to the repository root holding some of ``paths``, with them."""
-    held = [(d, [rel for rel in paths if _holds(d / rel, keys.get(rel, ()))]) for d in project_chain(workdir)]
-    return [(directory, found) for directory, found in held if found]
-
-
-def _holds(path: Path, keys: Sequence[str]) -> bool:
-    """Whether ``path`` is there and counts: with ``keys``, only a JSON object holding one of them
-    (or a file that is not a plain, readable, small JSON object)."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return False
-    if not keys:
-        return True
-    if not S_ISREG(info.st_mode) or info.st_size > _MAX_KEYED_BYTES:
-        return True
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return True
-    return not isinstance(data, dict) or any(key in data for key in keys)
 
 
 def default_profile(
@@ -365,125 +188,7 @@ def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
     )
 
 
-# -- the store --------------------------------------------------------------------------------
-
-
-def _directory(path: Path) -> Path:
-    resolved = Path(os.path.realpath(path))
-    if not resolved.is_dir():
-        raise TrustError(f"{path} is not a directory")
-    return resolved
-
-
 def _adapters(path: Path) -> AdapterSet:
     from tackroom.adapters.resolve import load_adapters
 
-    return load_adapters(project=_directory(path))
-
-
-def _record_file(store: Path, directory: Path) -> Path:
-    key = hashlib.sha256(str(directory).encode("utf-8", "surrogateescape")).hexdigest()[:40]
-    return store / f"{key}.json"
-
-
-def _write(store: Path, record: TrustRecord) -> None:
-    store.mkdir(parents=True, exist_ok=True)
-    target = _record_file(store, record.path)
-    data = {
-        "path": str(record.path),
-        "digest": record.digest,
-        "covers": list(record.covers),
-        "trusted_at": record.trusted_at,
-    }
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    temporary.replace(target)  # atomic: a reader sees the old record or the new, never half
-
-
-def _read(path: Path) -> TrustRecord | None:
-    """A record, or None for a missing or damaged file (a damaged record trusts nothing)."""
-    try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-        record = TrustRecord(
-            Path(data["path"]),
-            str(data["digest"]),
-            tuple(str(c) for c in data["covers"]),
-            float(data["trusted_at"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(data["covers"], list) or not record.path.is_absolute():
-        return None
-    return record
-
-
-def _records(store: Path) -> Iterator[TrustRecord]:
-    for path in sorted(store.glob("*.json")):
-        record = _read(path)
-        if record is not None and path == _record_file(store, record.path):
-            yield record
-
-
-def _state(record: TrustRecord) -> TrustState:
-    if not record.path.is_dir():
-        return TrustState(record.path, "missing", record)
-    try:
-        now = digest(record.path, record.covers)
-    except TrustError:
-        return TrustState(record.path, "changed", record)
-    return TrustState(record.path, "trusted" if now == record.digest else "changed", record)
-
-
-def _entries(directory: Path, covers: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
-    count = 0
-    for relative in sorted(set(covers)):
-        for path in _walk(directory / relative):
-            count += 1
-            if count > _MAX_ENTRIES:
-                raise TrustError(f"{directory} holds more than {_MAX_ENTRIES} files to trust; refusing")
-            name = str(path.relative_to(directory))
-            yield name, *_content(path)
-
-
-def _walk(path: Path) -> Iterator[Path]:
-    """``path`` and everything below it in name order, however deep.
-
-    Links are followed (what a link points at is what the harness reads, so a
-    change there must revoke the trust too), each real directory once, so a
-    link cycle ends.
-    """
-    stack = [path] if os.path.lexists(path) else []
-    seen: set[str] = set()
-    while stack:
-        current = stack.pop()
-        yield current
-        real = os.path.realpath(current)
-        if real in seen or not current.is_dir():
-            continue
-        seen.add(real)
-        try:
-            children = sorted(current.iterdir(), reverse=True)
-        except OSError:
-            continue
-        stack.extend(children)
-
-
-def _content(path: Path) -> tuple[str, bytes]:
-    """What an entry is and holds; a link is its target text and then what it points at."""
-    try:
-        if path.is_symlink():
-            target = str(path.readlink()).encode("utf-8", "surrogateescape")
-            kind, data = _content(Path(os.path.realpath(path))) if path.exists() else ("dangling", b"")
-            return f"link:{kind}", target + b"\0" + data
-        if path.is_dir():
-            return "dir", b""
-        if path.is_file():
-            size = path.stat().st_size
-            if size > _MAX_BYTES:
-                raise TrustError(f"{path} is {size} bytes, too big to trust (at most {_MAX_BYTES})")
-            return "file", path.read_bytes()
-    except OSError as exc:
-        return "unreadable", str(exc).encode("utf-8", "surrogateescape")
-    return "other", b""
+    return load_adapters(project=directory_of(path))

@@ -281,7 +281,7 @@ def test_a_damaged_trust_record_trusts_nothing(data: bytes, tmp_path_factory: py
     environ = {"XDG_DATA_HOME": str(root / "data")}
     project = root / "p"
     (project / ".gemini").mkdir(parents=True)
-    record_file = trust._record_file(trust.store_dir(environ), Path(os.path.realpath(project)))
+    record_file = trust.record_file(trust.store_dir(environ), Path(os.path.realpath(project)))
     record_file.parent.mkdir(parents=True)
     record_file.write_bytes(data)
     assert trust.state_of(project, environ).state in ("untrusted", "changed")

@@ -25,6 +25,7 @@ from tackroom._hash import sha256
 from tackroom.adapters.layers import Form, Merged, Origin, Table, split_since
 from tackroom.adapters.versions import at_least, release_key
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
+from tackroom.repo import find_project_file
 
 if TYPE_CHECKING:
     from tackroom.adapters.schema import AdapterSpec
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from tackroom.plan import Endpoint, Plan
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
-PROJECT_FILE = "tackroom.toml"
 
 
 @dataclass(frozen=True)
@@ -268,16 +268,6 @@ def operator_files(directory: Path) -> list[Path]:
     if drop_ins.is_dir():
         files += sorted(drop_ins.glob("*.toml"))
     return files
-
-
-def find_project_file(start: Path) -> Path | None:
-    """The ``tackroom.toml`` at the root of the repository containing ``start``, if any."""
-    start = start.resolve()
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            candidate = directory / PROJECT_FILE
-            return candidate if candidate.is_file() else None
-    return None
 
 
 def load_adapters(

@@ -138,7 +138,8 @@ def render(
     from rich.markup import escape
 
     from tackroom.adapters.resolve import load_adapters
-    from tackroom.plan import Endpoint, parse_option_args
+    from tackroom.options import parse_option_args
+    from tackroom.plan import Endpoint
     from tackroom.project import load_project
 
     if home not in ("isolated", "real"):

@@ -83,7 +83,7 @@ def run_command(
 
     `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names, else the detected one.
     """
-    from tackroom.plan import parse_option_args
+    from tackroom.options import parse_option_args
     from tackroom.run.runner import arun
 
     if home not in ("isolated", "real"):

@@ -46,7 +46,6 @@ from typing import Any
 
 from tackroom.errors import ConfigError, Problem, UnsafePathError
 from tackroom.paths import inside, read_inside
-from tackroom.plan import is_secret_name
 from tackroom.profile.model import (
     Agent,
     Command,
@@ -60,7 +59,7 @@ from tackroom.profile.model import (
     Skill,
 )
 from tackroom.profile.tools import BadReference, check_tools, parse_model
-from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header
+from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header, is_secret_name
 from tackroom.vocabulary import ALL_MOMENTS, REASONING
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")

@@ -26,12 +26,11 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
-from tackroom.plan import is_secret_name
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import HOOK_MARK, hook_command, hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook, Native, Permissions
 from tackroom.profile.tools import BadReference, parse_tool
-from tackroom.redact import inline_secret
+from tackroom.redact import inline_secret, is_secret_name
 
 TOOL_MOMENTS = ("before-tool", "after-tool", "after-tool-failure", "permission-request")
 """Moments whose matcher selects tools (elsewhere a matcher selects a source, an agent type...)."""
