@@ -23,7 +23,7 @@ from _common import interleaved, machine, median_ms, time_process, write_section
 RENDER_ALL = (
     "import os, pathlib\n"
     "from tackroom.adapters.resolve import load_adapters\n"
-    "from tackroom.plan import Endpoint\n"
+    "from tackroom.adapters.plan import Endpoint\n"
     "for adapter in load_adapters(project=pathlib.Path.cwd()).values():\n"
     "    adapter.plan('p', options={}, workdir=pathlib.Path('/w'), home=pathlib.Path('/h'),\n"
     "                 endpoint=Endpoint('http://127.0.0.1:1')\n"

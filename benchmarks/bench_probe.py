@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, write_section
 
+from tackroom.adapters.plan import Endpoint
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.harnesses import locate
 from tackroom.mock import MockServer, Script
-from tackroom.plan import Endpoint
 from tackroom.probe.builtin import TIMEOUT_RUN_MIN_S
 from tackroom.run.home import prepare_home, stage_files
 

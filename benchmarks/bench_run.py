@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, write_section
 
+from tackroom.adapters.plan import Endpoint
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.harnesses import locate
 from tackroom.install import install
 from tackroom.mock import MockServer, Script
-from tackroom.plan import Endpoint
 from tackroom.run.home import prepare_home, stage_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.adapters.schema import OPTION_KINDS
-from tackroom.plan import Endpoint
 
 GOLDEN = Path(__file__).parent / "golden" / "argv"
 SAMPLES: dict[str, Any] = {
@@ -45,7 +45,8 @@ def cases(adapter: Adapter) -> dict[str, dict[str, Any]]:
 
 
 def render(adapter: Adapter, options: dict[str, Any], endpoint: Endpoint | None) -> dict[str, Any]:
-    plan = adapter.plan(
+    plan = plan_run(
+        adapter,
         "fix the bug",
         options=options,
         workdir=Path("/work/project"),

@@ -13,6 +13,7 @@ import pytest
 from tackroom.adapters.checks import check_adapter
 from tackroom.adapters.resolve import load_adapters, resolve_builtins
 from tackroom.adapters.schema import Install
+from tackroom.families import engines
 from tackroom.install import install
 
 NPM = textwrap.dedent(
@@ -58,8 +59,9 @@ def test_the_recipes_variables_reach_npm(
 def test_installer_variables_with_pip_are_refused() -> None:
     spec = resolve_builtins()["grok"].spec
     pip = spec.model_copy(update={"install": Install(pip="fakeh", env={"PIP_INDEX_URL": "x"})})
-    assert (("install", "env"), "installer variables are only supported with npm") in check_adapter(pip)
-    assert not [f for f in check_adapter(spec) if f[0][0] == "install"]
+    refused = (("install", "env"), "installer variables are only supported with npm")
+    assert refused in check_adapter(pip, engines())
+    assert not [f for f in check_adapter(spec, engines()) if f[0][0] == "install"]
 
 
 SLOW_NPM = textwrap.dedent(

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import load_adapters, resolve_builtins
 from tackroom.errors import ConfigError, OptionError, UnsupportedOptionError
 from tackroom.options import parse_option_args
-from tackroom.plan import Endpoint
 
 ENV = {"PATH": "/bin"}
 
 
 def plan_argv(name: str, **options: object) -> list[str]:
     adapter = resolve_builtins()[name]
-    return list(adapter.plan("hi", options=options, workdir=Path("/w"), home=None, environ=ENV).argv)
+    return list(plan_run(adapter, "hi", options=options, workdir=Path("/w"), home=None, environ=ENV).argv)
 
 
 def test_override_that_drops_option_slots_fails_closed(config_dir: Path) -> None:
@@ -34,7 +34,7 @@ def test_override_that_drops_option_slots_fails_closed(config_dir: Path) -> None
 def test_unsupported_option_error_message() -> None:
     adapter = resolve_builtins()["claude-code"]
     with pytest.raises(UnsupportedOptionError) as caught:
-        adapter.plan("hi", options={"sandbox": "x"}, workdir=Path("/w"), home=None, environ=ENV)
+        plan_run(adapter, "hi", options={"sandbox": "x"}, workdir=Path("/w"), home=None, environ=ENV)
     message = str(caught.value)
     assert "harness 'claude-code'" in message and "adapter 'claude-code'" in message
     assert "'sandbox'" in message and "max_turns" in message
@@ -71,15 +71,16 @@ def test_cli_option_strings() -> None:
 
 def test_prompt_is_one_argv_element_never_a_shell_string() -> None:
     argv = plan_argv("claude-code")
-    nasty = resolve_builtins()["claude-code"].plan(
-        "a; rm -rf / $(x) 'q'", workdir=Path("/w"), home=None, environ=ENV
+    nasty = plan_run(
+        resolve_builtins()["claude-code"], "a; rm -rf / $(x) 'q'", workdir=Path("/w"), home=None, environ=ENV
     )
     assert nasty.argv[2] == "a; rm -rf / $(x) 'q'" and len(nasty.argv) == len(argv)
 
 
 def test_endpoint_secret_never_shown() -> None:
     adapter = resolve_builtins()["claude-code"]
-    plan = adapter.plan(
+    plan = plan_run(
+        adapter,
         "hi",
         workdir=Path("/w"),
         home=None,
@@ -96,14 +97,16 @@ def test_endpoint_secret_never_shown() -> None:
 def test_environment_is_an_allowlist_and_scrubs_identity() -> None:
     adapter = resolve_builtins()["claude-code"]
     environ = {"PATH": "/bin", "AWS_SECRET": "x", "ANTHROPIC_API_KEY": "k", "CLAUDECODE": "1", "RANDOM": "r"}
-    env = adapter.plan("hi", workdir=Path("/w"), home=None, environ=environ).environ()
+    env = plan_run(adapter, "hi", workdir=Path("/w"), home=None, environ=environ).environ()
     assert env["ANTHROPIC_API_KEY"] == "k" and env["PATH"] == "/bin"
     assert "AWS_SECRET" not in env and "RANDOM" not in env and "CLAUDECODE" not in env
 
 
 def test_isolated_home_relocates_config() -> None:
     adapter = resolve_builtins()["claude-code"]
-    env = adapter.plan("hi", workdir=Path("/w"), home=Path("/r/home"), environ={"HOME": "/real"}).environ()
+    env = plan_run(
+        adapter, "hi", workdir=Path("/w"), home=Path("/r/home"), environ={"HOME": "/real"}
+    ).environ()
     assert env["HOME"] == "/r/home" and env["CLAUDE_CONFIG_DIR"] == "/r/home/.claude"
     assert env["TMPDIR"] == "/r/tmp" and env["XDG_CONFIG_HOME"] == "/r/home/.config"
 
@@ -130,9 +133,9 @@ def test_env_only_and_empty_flag_options(config_dir: Path) -> None:
         encoding="utf-8",
     )
     claude = load_adapters(config=config_dir)["claude-code"]
-    bare = claude.plan("hi", workdir=Path("/w"), home=None, environ=ENV)
-    plan = claude.plan(
-        "hi", options={"auto_accept": True, "model": "m1"}, workdir=Path("/w"), home=None, environ=ENV
+    bare = plan_run(claude, "hi", workdir=Path("/w"), home=None, environ=ENV)
+    plan = plan_run(
+        claude, "hi", options={"auto_accept": True, "model": "m1"}, workdir=Path("/w"), home=None, environ=ENV
     )
     assert plan.argv == bare.argv
     assert plan.environ()["CLAUDE_MODEL"] == "m1"

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.adapters.schema import OPTION_KINDS
 from tackroom.errors import OptionError, UnsupportedOptionError
-from tackroom.plan import Endpoint
 
 NAMES = st.sampled_from(sorted(OPTION_KINDS)) | st.text(min_size=1, max_size=12)
 VALUES: st.SearchStrategy[Any] = (
@@ -32,8 +32,14 @@ def test_random_options_render_or_fail_typed(name: str, options: dict[str, Any],
     adapter = resolve_builtins()[name]
     target = Endpoint("http://127.0.0.1:1", api_key="sk-property") if endpoint else None
     try:
-        plan = adapter.plan(
-            "p", options=options, workdir=Path("/w"), home=Path("/h/home"), endpoint=target, environ={}
+        plan = plan_run(
+            adapter,
+            "p",
+            options=options,
+            workdir=Path("/w"),
+            home=Path("/h/home"),
+            endpoint=target,
+            environ={},
         )
     except UnsupportedOptionError as exc:
         assert exc.adapter == name and exc.option in options

@@ -33,7 +33,7 @@ def test_schema_forbids_unknown_keys_everywhere() -> None:
 def test_public_api() -> None:
     assert tackroom.__all__ == sorted(tackroom.__all__)
     assert set(tackroom.__all__) == {
-        *("Adapter", "AdapterSet", "load_adapters", "Endpoint", "Plan", "__version__"),
+        *("Adapter", "AdapterSet", "load_adapters", "Endpoint", "Plan", "plan_run", "__version__"),
         *("run", "arun", "Result", "MockServer", "Script", "Turn", "Profile", "load_profile"),
         *("Event", "SessionStarted", "AssistantText", "ToolCall", "ToolResult", "UsageReport"),
         *("ErrorEvent", "Finished", "Usage"),

@@ -27,8 +27,9 @@ _EXPORTS = {
     "Adapter": "tackroom.adapters.resolve",
     "AdapterSet": "tackroom.adapters.resolve",
     "load_adapters": "tackroom.adapters.resolve",
-    "Endpoint": "tackroom.plan",
-    "Plan": "tackroom.plan",
+    "Endpoint": "tackroom.adapters.plan",
+    "Plan": "tackroom.adapters.plan",
+    "plan_run": "tackroom.adapters.plan",
     "run": "tackroom.run.runner",
     "arun": "tackroom.run.runner",
     "Result": "tackroom.run.result",
@@ -152,6 +153,7 @@ __all__ = [
     "list_sessions",
     "load_adapters",
     "load_profile",
+    "plan_run",
     "read_trace",
     "run",
     "scan_traces",
@@ -159,6 +161,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from tackroom.adapters.plan import Endpoint, Plan, plan_run
     from tackroom.adapters.resolve import Adapter, AdapterSet, load_adapters
     from tackroom.detect import Detection, detect
     from tackroom.errors import (
@@ -191,7 +194,6 @@ if TYPE_CHECKING:
     )
     from tackroom.gateway import Gateway
     from tackroom.mock import MockServer, Script, Turn
-    from tackroom.plan import Endpoint, Plan
     from tackroom.profile.load import load_profile
     from tackroom.profile.model import Profile
     from tackroom.run.result import Result

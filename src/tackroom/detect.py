@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tackroom.errors import DetectionError, TackroomError
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.project import Project
 
 __all__ = [

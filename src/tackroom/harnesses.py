@@ -23,7 +23,7 @@ from tackroom.errors import InstallError, TackroomError
 from tackroom.paths import check_name, inside, read_inside, resolves_inside
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 MARKER = ".tackroom-install.json"
 _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.-]+)?)")

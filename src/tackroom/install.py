@@ -27,7 +27,7 @@ from tackroom.harnesses import MARKER, install_prefix, managed_installs, read_ma
 from tackroom.paths import Transaction, inside
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.adapters.schema import Install
 
 Progress = Callable[[str], None]

@@ -23,7 +23,7 @@ from tackroom.adapters.versions import VERSION_PATTERN
 from tackroom.errors import RegistryError
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 DEFAULT_TIMEOUT_S = 30.0
 _VERSION = re.compile(VERSION_PATTERN)

@@ -162,7 +162,7 @@ def test_an_adapter_name_never_puts_a_run_directory_outside_runs(
 
 
 def test_a_staged_file_is_never_written_through_a_link_in_the_run_home(tmp_path: Path) -> None:
-    from tackroom.plan import StagedFile
+    from tackroom.adapters.plan import StagedFile
     from tackroom.run.home import stage_files
 
     real = tmp_path / "real-gemini"
@@ -178,7 +178,7 @@ def test_a_staged_file_is_never_written_through_a_link_in_the_run_home(tmp_path:
 
 
 def test_a_staged_file_merges_into_jsonc_keeping_comments(tmp_path: Path) -> None:
-    from tackroom.plan import StagedFile
+    from tackroom.adapters.plan import StagedFile
     from tackroom.profile import jsonc
     from tackroom.run.home import stage_files
 
@@ -193,8 +193,8 @@ def test_a_staged_file_merges_into_jsonc_keeping_comments(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("text", ["[1, 2]", '"just a string"', "{oops", "\udcff"])
 def test_a_staged_file_never_replaces_what_it_cannot_merge_into(tmp_path: Path, text: str) -> None:
+    from tackroom.adapters.plan import StagedFile
     from tackroom.errors import RunError
-    from tackroom.plan import StagedFile
     from tackroom.run.home import stage_files
 
     settings = tmp_path / "settings.json"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from clikit import run_cli
 from hostile.fuzz import FUZZ
+from tackroom.adapters.plan import plan_run
 from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
 from tackroom.errors import RunError
 from tackroom.run.runner import run
@@ -190,7 +191,9 @@ def test_harness_trust_flags_only_where_safe(name: str, flag: str, planted: str,
     trusting = dict(adapter.effective["trust"]["env"])  # gemini: GEMINI_CLI_TRUST_WORKSPACE=true
 
     def argv(workdir: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        plan = adapter.plan("p", workdir=workdir, home=tmp_path / "run" / "home", environ=dict(os.environ))
+        plan = plan_run(
+            adapter, "p", workdir=workdir, home=tmp_path / "run" / "home", environ=dict(os.environ)
+        )
         if trusting:  # the flag and the variables go together
             assert (trusting.items() <= plan.environ().items()) == (flag in plan.argv)
         return plan.argv, plan.withheld
@@ -417,7 +420,7 @@ def test_codex_is_told_its_project_trust_in_the_run_home_and_only_there(tmp_path
     home = tmp_path / "run" / "home"
 
     def staged(workdir: Path, run_home: Path | None = home) -> list[dict[str, object]]:
-        plan = adapter.plan("p", workdir=workdir, home=run_home, environ=dict(os.environ))
+        plan = plan_run(adapter, "p", workdir=workdir, home=run_home, environ=dict(os.environ))
         return [f.content for f in plan.files if f.path.name == "config.toml"]
 
     clean = tmp_path / "clean"
@@ -440,7 +443,7 @@ def test_codex_is_told_its_project_trust_in_the_run_home_and_only_there(tmp_path
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'# mine\nmodel = "m"\n\n[projects."{repo}"]\ntrust_level = "untrusted"\n')
-    plan = adapter.plan("p", workdir=repo, home=home, environ=dict(os.environ))
+    plan = plan_run(adapter, "p", workdir=repo, home=home, environ=dict(os.environ))
     stage_files(plan.files, home)
     text = config.read_text(encoding="utf-8")
     assert text.startswith("# mine\n")

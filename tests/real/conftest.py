@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from realkit import RunFn
 
+from tackroom.adapters.plan import DEFAULT_API_KEY
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import InstallError
 from tackroom.install import install
-from tackroom.plan import DEFAULT_API_KEY
 from tackroom.run.result import Result
 from tackroom.run.runner import run
 

@@ -7,7 +7,8 @@ file and line through provenance.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from tackroom.adapters import templates
 from tackroom.adapters.schema import (
@@ -23,8 +24,21 @@ from tackroom.adapters.versions import at_least
 Finding = tuple[tuple[str, ...], str]
 
 
-def check_adapter(spec: AdapterSpec) -> list[Finding]:
-    """Every grammar and cross-field problem of ``spec``."""
+class Renderer(Protocol):
+    """What validation reads of a renderer engine: its name, the kinds it writes, the formats it reads."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kinds(self) -> frozenset[str]: ...
+
+    @property
+    def formats(self) -> frozenset[str]: ...
+
+
+def check_adapter(spec: AdapterSpec, renderers: Mapping[str, Renderer]) -> list[Finding]:
+    """Every grammar and cross-field problem of ``spec``; ``renderers`` is the engine registry by name."""
     return [
         *_one_shot(spec),
         *_options(spec),
@@ -32,7 +46,7 @@ def check_adapter(spec: AdapterSpec) -> list[Finding]:
         *_trust(spec),
         *_paths(spec),
         *_install(spec),
-        *_renderers(spec),
+        *renderer_findings(spec, renderers),
         *_versions(spec),
     ]
 
@@ -232,11 +246,8 @@ def _versions(spec: AdapterSpec) -> Iterator[Finding]:
             yield key, f"{version} is not older than verified_with {verified}"
 
 
-def _renderers(spec: AdapterSpec) -> Iterator[Finding]:
+def renderer_findings(spec: AdapterSpec, known: Mapping[str, Renderer]) -> Iterator[Finding]:
     """Each capability names an engine that exists, serves that capability, and reads its format."""
-    from tackroom.profile.engines import engines
-
-    known = engines()
     for kind in type(spec.capabilities).model_fields:
         capability = getattr(spec.capabilities, kind)
         if capability is None:

@@ -12,7 +12,8 @@ from tackroom.cli import _params
 from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.adapters.resolve import AdapterSet
     from tackroom.conformance import Report
 
 app = typer.Typer(help="Explain and render adapters without running them.", no_args_is_help=True)
@@ -137,9 +138,9 @@ def render(
     """
     from rich.markup import escape
 
+    from tackroom.adapters.plan import Endpoint, plan_run
     from tackroom.adapters.resolve import load_adapters
     from tackroom.options import parse_option_args
-    from tackroom.plan import Endpoint
     from tackroom.project import load_project
 
     if home not in ("isolated", "real"):
@@ -148,7 +149,8 @@ def render(
     adapter = adapter.at(version) if version is not None else adapter
     options = parse_option_args(option)
     project = load_project(workdir)
-    plan = adapter.plan(
+    plan = plan_run(
+        adapter,
         prompt,
         options=project.options_with(options) if project is not None else options,
         workdir=workdir,

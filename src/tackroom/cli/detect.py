@@ -10,7 +10,7 @@ import typer
 from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.detect import Detection
 
 

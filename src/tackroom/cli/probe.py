@@ -14,7 +14,7 @@ from tackroom.cli._output import console, escape, print_json
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
     from tackroom.probe.rows import Row
 

@@ -18,7 +18,7 @@ from tackroom.conformance.static import (
 from tackroom.errors import ConformanceError
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 CHECKS: dict[str, Callable[[Adapter], list[Raw]]] = {
     "renderers": check_renderers,

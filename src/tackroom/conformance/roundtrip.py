@@ -14,7 +14,7 @@ from tackroom.errors import TackroomError
 from tackroom.vocabulary import MOMENTS
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.adapters.schema import HooksCapability
     from tackroom.profile.model import Hook, Profile
 

@@ -15,10 +15,10 @@ from tackroom.errors import TackroomError
 from tackroom.vocabulary import NEUTRAL_TOOLS, OPTION_KINDS
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.adapters.plan import Plan
     from tackroom.adapters.schema import HooksCapability
     from tackroom.families.base import Family
-    from tackroom.plan import Plan
 
 TOOL_MOMENTS = ("before-tool", "after-tool")
 _SAMPLES: dict[str, Any] = {
@@ -34,9 +34,10 @@ _MOCK_URL = "http://127.0.0.1:9"
 
 def check_renderers(adapter: Adapter) -> list[Raw]:
     """Every capability names an engine that exists, serves that capability and reads its format."""
-    from tackroom.adapters.checks import _renderers
+    from tackroom.adapters.checks import renderer_findings
+    from tackroom.families import engines
 
-    return list(_renderers(adapter.spec))
+    return list(renderer_findings(adapter.spec, engines()))
 
 
 def check_hook_maps(adapter: Adapter) -> list[Raw]:
@@ -236,7 +237,7 @@ def _hook_tools(adapter: Adapter, hooks: HooksCapability, names: Mapping[str, st
 
 def check_templates(adapter: Adapter) -> list[Raw]:
     """Every option renders with a sample value that reaches the harness; the endpoint renders."""
-    from tackroom.plan import Endpoint
+    from tackroom.adapters.plan import Endpoint
 
     found: list[Raw] = [*_isolation(adapter), *_endpoint_templates(adapter)]
     with tempfile.TemporaryDirectory(prefix="tackroom-conformance-") as tmp:
@@ -249,8 +250,11 @@ def check_templates(adapter: Adapter) -> list[Raw]:
 
 
 def _plan(adapter: Adapter, workdir: Path, options: Mapping[str, Any], endpoint: Any) -> Plan:
+    from tackroom.adapters.plan import plan_run
+
     environ = {"PATH": os.defpath, "HOME": str(workdir)}
-    return adapter.plan(
+    return plan_run(
+        adapter,
         "conformance prompt",
         options=options,
         workdir=workdir,

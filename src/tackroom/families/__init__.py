@@ -5,21 +5,28 @@ output stream, how to tell its model failures apart. Every adapter selects one
 family by name. Built-in families register through the entry-point group
 ``tackroom.families`` exactly as a third-party package would; the registry reads
 the names cheaply and imports a family's module only when it is used.
+
+The renderer engines adapter data selects by name are registered here too
+(:func:`engines`): the generic ones of ``tackroom.profile.engines`` and each
+family's own.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom._dists import entry_points
 from tackroom.errors import FamilyError
 from tackroom.families.base import Family
 
+if TYPE_CHECKING:
+    from tackroom.profile.engines.base import Engine
+
 GROUP = "tackroom.families"
 
-__all__ = ["GROUP", "Family", "family_names", "get_family"]
+__all__ = ["GROUP", "Family", "engines", "family_names", "get_family"]
 
 
 @cache
@@ -49,3 +56,36 @@ def get_family(name: str) -> Family:
     if family.name != name:
         raise FamilyError(f"entry point {name!r} loads a family named {family.name!r}")
     return family
+
+
+_GENERIC = ("files", "settings")
+
+
+@cache
+def engines() -> dict[str, Engine]:
+    """Every renderer engine, generic and from every registered family, by name.
+
+    The registry adapter validation is given: an adapter names engines, and
+    a name no code implements, or an engine that does not write that kind or
+    read that format, is an error at load.
+    """
+    from tackroom.profile.engines.base import Engine
+
+    found: dict[str, tuple[Engine, str]] = {}
+    sources = [
+        (f"tackroom.profile.engines.{m}", import_module(f"tackroom.profile.engines.{m}").ENGINES)
+        for m in _GENERIC
+    ]
+    sources += [(f"family {name!r}", get_family(name).engines()) for name in family_names()]
+    for source, listed in sources:
+        for engine_ in listed:
+            if not isinstance(engine_, Engine) or not engine_.name or not engine_.kinds:
+                raise FamilyError(
+                    f"{source} lists {engine_!r}, which is not a named Engine serving some kinds"
+                )
+            if engine_.name in found and found[engine_.name][0] is not engine_:
+                raise FamilyError(
+                    f"renderer {engine_.name!r} is defined twice: by {found[engine_.name][1]} and by {source}"
+                )
+            found[engine_.name] = (engine_, source)
+    return {name: item[0] for name, item in sorted(found.items())}

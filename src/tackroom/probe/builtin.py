@@ -44,7 +44,7 @@ from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rul
 from tackroom.vocabulary import MOMENTS
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
     from tackroom.mock import MockServer, Script
     from tackroom.run.result import Result
@@ -343,15 +343,15 @@ def _transcripts(ctx: Context, attempt: Attempt) -> tuple[Support, str]:
 
 def transcript_roots(adapter: Adapter, attempt: Attempt, environ: Mapping[str, str]) -> list[Path]:
     """The adapter's transcript roots as the run resolved them (its home, its environment)."""
+    from tackroom.adapters.plan import Endpoint, plan_run
     from tackroom.adapters.templates import expand_path
-    from tackroom.plan import Endpoint
 
     spec = adapter.spec.transcripts
     if spec is None:
         return []
     home = attempt.result.run_dir / "home"
     endpoint = Endpoint.for_mock(attempt.base_url)
-    plan = adapter.plan("probe", workdir=attempt.workdir, home=home, endpoint=endpoint, environ=environ)
+    plan = plan_run(adapter, "probe", workdir=attempt.workdir, home=home, endpoint=endpoint, environ=environ)
     env = plan.environ()
     return [expand_path(root, env=env, home=str(home), workdir=str(attempt.workdir)) for root in spec.roots]
 

@@ -27,7 +27,8 @@ from tackroom.probe.rows import CAPABILITIES, OUTCOME_NOTE, Row
 from tackroom.values import Known, Stale, Value, age, known, show, to_json, unknown
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.adapters.resolve import AdapterSet
     from tackroom.harnesses import Located
     from tackroom.state import CapabilityRows
 

@@ -22,7 +22,7 @@ from tackroom.errors import InstallError, ProbeError, RegistryError
 from tackroom.probe.rows import Row, Support
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
     from tackroom.state import CapabilityRows
 

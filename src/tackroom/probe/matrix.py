@@ -21,7 +21,7 @@ from tackroom.probe.rows import CAPABILITIES, OUTCOME_NOTE, Row, Support
 from tackroom.values import Known, Stale, Value, known, stale, to_json, unknown
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.state import CapabilityRows
 
 MARKS: Mapping[Support | None, str] = {True: "yes", False: "no", "n/o": "n/o", None: "-"}

@@ -27,7 +27,7 @@ from tackroom.probe.findings import Findings
 from tackroom.probe.rows import CAPABILITIES, VERSION, Outcome, Row, clip, now
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
     from tackroom.state import CapabilityRows
 

@@ -37,7 +37,7 @@ from tackroom.profile.model import Native, Permissions, Profile
 from tackroom.profile.owned import LEGACY, OWNED, Owned, Record, digest, read_record
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 Scope = Literal["home", "project"]
 KINDS: dict[Kind, str] = {

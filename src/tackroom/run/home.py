@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tackroom.adapters import templates
+from tackroom.adapters.plan import StagedFile
 from tackroom.errors import RunError
 from tackroom.paths import Transaction, inside, read_inside, write_atomic
-from tackroom.plan import StagedFile
 from tackroom.profile import jsonc
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 
 def prepare_home(

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from tackroom._loop import run_to_end
+from tackroom.adapters.plan import Endpoint, Plan, plan_run
 from tackroom.adapters.versions import at_least
 from tackroom.errors import HarnessNotFoundError, HarnessVersionError, ProfileError, RunError, TackroomError
 from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
-from tackroom.plan import Endpoint, Plan
 from tackroom.project import Project, load_project
 from tackroom.redact import redact_text
 from tackroom.run.home import prepare_home, remove_copies, stage_files
@@ -38,7 +38,8 @@ from tackroom.run.store import holding
 from tackroom.values import iso
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.adapters.resolve import AdapterSet
     from tackroom.gateway import Gateway
     from tackroom.mock import MockServer, Script, ToolVocabulary
     from tackroom.profile.model import Profile
@@ -275,8 +276,14 @@ def _prepare(
             if through is not None:
                 endpoint = _through_gateway(endpoint, through, run_dir.name, api_key_env)
             run_home = run_dir / "home" if home == "isolated" else None
-            plan = resolved.plan(
-                prompt, options=options, workdir=workdir, home=run_home, endpoint=endpoint, environ=environ
+            plan = plan_run(
+                resolved,
+                prompt,
+                options=options,
+                workdir=workdir,
+                home=run_home,
+                endpoint=endpoint,
+                environ=environ,
             )
             copied: list[Path] = []
             stack.callback(remove_copies, copied)

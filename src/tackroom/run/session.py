@@ -44,7 +44,7 @@ from tackroom.run.result import Result, Summarizer, save
 from tackroom.trace.events import ErrorEvent, Event
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 EventCallback = Callable[[Event], None]
 

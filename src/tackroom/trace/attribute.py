@@ -21,7 +21,7 @@ from tackroom.trace.discover import Root, home_roots, run_roots, walk
 from tackroom.trace.model import Cursor, SessionMeta, Trace, TraceEvent, TraceIssue
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
+    from tackroom.adapters.adapter import Adapter
 
 SLACK_S = 2.0
 """Seconds either side of a run's window in which its harness may have stamped its session."""

@@ -30,7 +30,8 @@ from tackroom.trace.model import TraceIssue
 from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter, AdapterSet
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.adapters.resolve import AdapterSet
 
 MAX_FILES = 1_000_000
 """A root holding more files than this is not walked further (and says so)."""

@@ -10,6 +10,7 @@ models, which would cost more start-up time than everything else tackroom adds.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,8 +24,8 @@ from tackroom.redact import is_secret_name, redact_text
 from tackroom.vocabulary import OPTION_KINDS
 
 if TYPE_CHECKING:
-    from tackroom.adapters.resolve import Adapter
-    from tackroom.trust import NativeTrust
+    from tackroom.adapters.adapter import Adapter
+    from tackroom.trust_records import NativeTrust
 
 #: Variables every harness gets from the caller: what a process needs to run,
 #: find certificates and reach a proxy. Nothing else of the host passes
@@ -168,6 +169,36 @@ class Plan:
         }
 
 
+def plan_run(
+    adapter: Adapter,
+    prompt: str,
+    *,
+    options: Mapping[str, Any] | None = None,
+    workdir: Path | None = None,
+    home: Path | None = None,
+    endpoint: Endpoint | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Plan:
+    """The plan of one run of ``adapter``: argv, environment and files, computed without running anything.
+
+    ``home`` is the run's isolated home; None means the caller's real home.
+    ``environ`` is the caller's environment (default ``os.environ``): the
+    allowlist picks from it.
+    """
+    from tackroom.adapters.resolve import identity_variables
+
+    return build_plan(
+        adapter,
+        prompt=prompt,
+        options=options,
+        workdir=(workdir or Path.cwd()).resolve(),
+        home=home,
+        endpoint=endpoint,
+        environ=os.environ if environ is None else environ,
+        scrub=identity_variables(),
+    )
+
+
 def build_plan(
     adapter: Adapter,
     *,
@@ -262,7 +293,7 @@ def _sends_api_key(wiring: Mapping[str, Any]) -> bool:
 
 def _native_trust(adapter: Adapter, workdir: Path, environ: Mapping[str, str]) -> NativeTrust:
     """Which of the adapter's trust flags may be given here, and what was withheld and why."""
-    from tackroom.trust import NativeTrust, native_trust
+    from tackroom.trust_records import NativeTrust, native_trust
 
     if not adapter.effective.get("trust"):
         return NativeTrust(allowed=True)
