@@ -17,11 +17,11 @@ from tackroom.run.runner import run
 CELL = {
     "ConfigError", "ProfileError", "UnsafePathError", "TrustError", "UntrustedProjectError",
     "OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError",
-    "DetectionError", "MockScriptError",
+    "DetectionError", "MockScriptError", "RunSpecError",
 }  # fmt: skip
 HOST = {
     "FamilyError", "InstallError", "RegistryError", "HarnessNotFoundError", "HarnessVersionError",
-    "StateError", "GatewayError",
+    "StateError", "GatewayError", "LaunchError",
 }  # fmt: skip
 
 

@@ -130,7 +130,7 @@ def test_run_refuses_a_gateway_with_its_own_endpoint_or_capture(tmp_path: Path) 
 
 def _fetched(url: str) -> dict[str, object]:
     """What ``run --gateway URL`` puts in ``Result.capture`` for run ``run-fetch`` (nothing self-reported)."""
-    from tackroom.run.runner import _fetched as fetch
+    from tackroom.run.services import fetched as fetch
     from tackroom.trace.events import Usage as Reported
 
     return fetch(url, "run-fetch", Reported())

@@ -79,6 +79,9 @@ _EXPORTS = {
     "MockError": "tackroom.errors",
     "MockScriptError": "tackroom.errors",
     "RunError": "tackroom.errors",
+    "RunSpecError": "tackroom.errors",
+    "LaunchError": "tackroom.errors",
+    "RunSpec": "tackroom.run.spec",
     "ProbeError": "tackroom.errors",
     "RowError": "tackroom.errors",
     "StateError": "tackroom.errors",
@@ -111,6 +114,7 @@ __all__ = [
     "HarnessVersionError",
     "HostError",
     "InstallError",
+    "LaunchError",
     "MockError",
     "MockScriptError",
     "MockServer",
@@ -124,6 +128,8 @@ __all__ = [
     "Result",
     "RowError",
     "RunError",
+    "RunSpec",
+    "RunSpecError",
     "Script",
     "SessionInfo",
     "SessionMeta",
@@ -173,6 +179,7 @@ if TYPE_CHECKING:
         HarnessNotFoundError,
         HarnessVersionError,
         InstallError,
+        LaunchError,
         MockError,
         MockScriptError,
         OptionError,
@@ -181,6 +188,7 @@ if TYPE_CHECKING:
         RegistryError,
         RowError,
         RunError,
+        RunSpecError,
         StateError,
         StreamLineError,
         TackroomError,
@@ -198,6 +206,7 @@ if TYPE_CHECKING:
     from tackroom.profile.model import Profile
     from tackroom.run.result import Result
     from tackroom.run.runner import arun, run
+    from tackroom.run.spec import RunSpec
     from tackroom.trace.api import SessionInfo, list_sessions, read_trace, usage
     from tackroom.trace.api import scan as scan_traces
     from tackroom.trace.events import (

@@ -24,7 +24,8 @@ was for and, once its harness had started, its ``run_dir``.
      │    ├── TemplateError          a template that cannot be expanded with what was given
      │    ├── UnknownAdapterError    a name no built-in or operator table defines
      │    ├── DetectionError         no harness named, and the repository does not say which one
-     │    └── MockScriptError        a mock model script that does not parse (also a MockError)
+     │    ├── MockScriptError        a mock model script that does not parse (also a MockError)
+     │    └── RunSpecError           a run's values that cannot make a run (also a RunError)
      ├── HostError              this machine could not run it: a retry, an install or another host may help
      │    ├── FamilyError            a family that is not registered, or registered badly
      │    ├── InstallError           a harness that could not be installed
@@ -32,9 +33,10 @@ was for and, once its harness had started, its ``run_dir``.
      │    ├── HarnessNotFoundError   the executable is not installed and not on PATH
      │    ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      │    ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
-     │    └── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
+     │    ├── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
+     │    └── LaunchError            no run directory can be made, or a file staged into it (also a RunError)
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
-     ├── RunError               a run that could not be started or followed (a value, or the machine)
+     ├── RunError               a run that could not be started or followed: RunSpecError or LaunchError
      ├── ProbeError             a probe that cannot be run as asked (an unknown capability, bad jobs)
      ├── RowError               a capability row or an external probe's output that does not parse
      ├── StreamLineError        a line of harness output a family cannot use (it becomes an error event)
@@ -189,7 +191,18 @@ class MockScriptError(MockError, CellError):
 
 
 class RunError(TackroomError):
-    """A run could not be started or followed."""
+    """A run could not be started or followed; :class:`RunSpecError` and :class:`LaunchError` say which
+    group (catching ``RunError`` still catches both)."""
+
+
+class RunSpecError(RunError, CellError):
+    """A run's values that cannot make a run (a :class:`~tackroom.run.spec.RunSpec`'s checks): a
+    timeout that is no duration, two endpoints at once, a working directory that is none, an
+    unknown field in a spec's JSON."""
+
+
+class LaunchError(RunError, HostError):
+    """This machine could not set the run up: no run directory can be made, a file cannot be staged."""
 
 
 class ProbeError(TackroomError):

@@ -19,7 +19,7 @@ def base_url(value: str | None) -> str | None:
     if value is None:
         return None
     from tackroom.errors import RunError
-    from tackroom.run.runner import check_base_url
+    from tackroom.run.spec import check_base_url
 
     try:
         return check_base_url(value)

@@ -170,7 +170,12 @@ _USAGE_KEYS = frozenset(f.name for f in fields(Usage))
 def load_script(path: str | Path) -> Script:
     """Read a ``.toml`` or ``.json`` script strictly; every problem is reported in one error."""
     path = Path(path)
-    data = _read(path)
+    return parse_script(_read(path), str(path))
+
+
+def parse_script(data: Any, where: str = "script") -> Script:
+    """A script from its data (``{"turns": [...]}`` or the list of turns), as a script file holds it;
+    every problem is reported in one error, each prefixed with ``where``."""
     problems: list[str] = []
     if isinstance(data, dict):
         problems += [f"unknown key {k!r}" for k in data if k != "turns"]
@@ -180,8 +185,30 @@ def load_script(path: str | Path) -> Script:
         data = []
     turns = [_parse_turn(i, raw, problems) for i, raw in enumerate(data)]
     if problems:
-        raise MockScriptError("\n".join(f"{path}: {p}" for p in problems))
+        raise MockScriptError("\n".join(f"{where}: {p}" for p in problems))
     return Script(t for t in turns if t is not None)
+
+
+def script_data(script: Script) -> dict[str, Any]:
+    """``script`` as a script file's data: :func:`parse_script` reads it back to an equal script."""
+    return {"turns": [_turn_data(turn) for turn in script.turns]}
+
+
+def _turn_data(turn: Turn) -> dict[str, Any]:
+    data: dict[str, Any]
+    if turn.kind == "text":
+        data = {"text": turn.text}
+    elif turn.kind == "tool":
+        data = {"tool": turn.tool, "args": dict(turn.args)}
+    else:
+        data = {"error": turn.status, "message": turn.message}
+    if turn.usage != DEFAULT_USAGE:
+        data["usage"] = {f.name: getattr(turn.usage, f.name) for f in fields(Usage)}
+    if turn.delay_s:
+        data["delay_s"] = turn.delay_s
+    if turn.disconnect_after is not None:
+        data["disconnect_after"] = turn.disconnect_after
+    return data
 
 
 def _read(path: Path) -> Any:
