@@ -23,11 +23,11 @@ from _common import interleaved, machine, median_ms, time_process, write_section
 RENDER_ALL = (
     "import os, pathlib\n"
     "from tackroom.adapters.resolve import load_adapters\n"
-    "from tackroom.adapters.plan import Endpoint\n"
+    "from tackroom.adapters.plan import Endpoint, plan_run\n"
     "for adapter in load_adapters(project=pathlib.Path.cwd()).values():\n"
-    "    adapter.plan('p', options={}, workdir=pathlib.Path('/w'), home=pathlib.Path('/h'),\n"
-    "                 endpoint=Endpoint('http://127.0.0.1:1')\n"
-    "                 if adapter.effective.get('model_endpoint') else None)\n"
+    "    plan_run(adapter, 'p', options={}, workdir=pathlib.Path('/w'), home=pathlib.Path('/h'),\n"
+    "             endpoint=Endpoint('http://127.0.0.1:1')\n"
+    "             if adapter.effective.get('model_endpoint') else None)\n"
 )
 TARGET_MS = 150.0
 

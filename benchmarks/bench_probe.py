@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, write_section
 
-from tackroom.adapters.plan import Endpoint
+from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.harnesses import locate
 from tackroom.mock import MockServer, Script
@@ -49,8 +49,8 @@ def bare_once(name: str, mock: MockServer, env: dict[str, str], scratch: Path) -
     run_dir = Path(tempfile.mkdtemp(dir=scratch))
     home, workdir = run_dir / "home", run_dir / "work"
     workdir.mkdir()
-    plan = adapter.plan(
-        "say hi", workdir=workdir, home=home, endpoint=Endpoint.for_mock(mock.base_url), environ=env
+    plan = plan_run(
+        adapter, "say hi", workdir=workdir, home=home, endpoint=Endpoint.for_mock(mock.base_url), environ=env
     )
     prepare_home(adapter, run_dir, home, False, env, [])
     stage_files(plan.files, home)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, write_section
 
-from tackroom.adapters.plan import Endpoint
+from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.harnesses import locate
 from tackroom.install import install
@@ -49,7 +49,7 @@ def bare_once(name: str, mock: MockServer, env: dict[str, str], scratch: Path) -
     workdir = run_dir / "work"
     workdir.mkdir()
     endpoint = Endpoint.for_mock(mock.base_url)
-    plan = adapter.plan("say hi", workdir=workdir, home=home, endpoint=endpoint, environ=env)
+    plan = plan_run(adapter, "say hi", workdir=workdir, home=home, endpoint=endpoint, environ=env)
     prepare_home(adapter, run_dir, home, False, env, [])  # the home a run gets, made before the clock starts
     stage_files(plan.files, home)
     child_env = plan.environ()

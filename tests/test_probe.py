@@ -259,3 +259,29 @@ def test_a_pid_named_in_the_mcp_log_is_stopped_only_if_it_is_the_probe_server(tm
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_probe_inside_bwrap_proves_the_same_capabilities(
+    config_dir: Path, tmp_path: Path, store: CapabilityRows
+) -> None:
+    """Issue 24: `tackroom probe NAME --sandbox bwrap --network none`: every probe run in bubblewrap,
+    its hooks and MCP server reporting through the scratch directory the probe lets it write."""
+    import os
+
+    from tackroom.sandboxes.bwrap import BwrapSandbox
+
+    why = BwrapSandbox.available()
+    if why is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"):
+        pytest.skip(f"bwrap cannot run here: {why}")
+    adapter = agent_adapter(config_dir)
+    row = probe(
+        adapter,
+        capabilities=AGENT_CAPABILITIES,
+        store=store,
+        scratch=tmp_path,
+        timeout_s=20,
+        sandbox="bwrap",
+        network="none",
+    )
+    assert row.outcome == "ok", row.notes
+    assert row.supports == dict.fromkeys(AGENT_CAPABILITIES, True), row.notes

@@ -34,6 +34,7 @@ was for and, once its harness had started, its ``run_dir``.
      │    ├── HarnessVersionError    the installed harness is older than the adapter's min_version
      │    ├── StateError             the state database cannot be used: corrupt, foreign, newer, unwritable
      │    ├── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
+     │    ├── SandboxError           a sandbox not installed here, without namespaces, or registered badly
      │    └── LaunchError            no run directory can be made, or a file staged into it (also a RunError)
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
      ├── RunError               a run that could not be started or followed: RunSpecError or LaunchError
@@ -199,6 +200,10 @@ class RunSpecError(RunError, CellError):
     """A run's values that cannot make a run (a :class:`~tackroom.run.spec.RunSpec`'s checks): a
     timeout that is no duration, two endpoints at once, a working directory that is none, an
     unknown field in a spec's JSON."""
+
+
+class SandboxError(HostError):
+    """A sandbox that cannot run here (not installed, no namespaces) or is registered badly."""
 
 
 class LaunchError(RunError, HostError):

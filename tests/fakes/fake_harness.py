@@ -77,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--write-file", nargs=2, metavar=("PATH", "TEXT"), help="write TEXT to PATH (cwd-relative)"
     )
+    p.add_argument(
+        "--try",
+        dest="attempts",
+        action="append",
+        default=[],
+        metavar="KIND:TARGET",
+        help="try write:PATH, read:PATH, connect:HOST:PORT or http:URL; print how it went to stderr as JSON",
+    )
     p.add_argument("--announce", action="store_true", help="print pids to stderr")
     p.add_argument("--pid-file", type=Path, metavar="PATH", help="append the announced pid lines to PATH")
     p.add_argument("--prompt", help="accepted and ignored, as a real harness would take its prompt")
@@ -148,7 +156,37 @@ def _spawn(args: argparse.Namespace) -> None:
             _say(f"child {pid}", args.pid_file)
 
 
+def _attempt(kind: str, target: str) -> None:
+    """What a sandbox must refuse or allow, tried for real; the outcome goes to stderr."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    try:
+        if kind == "write":
+            Path(target).write_text("written by the fake harness\n")
+        elif kind == "read":
+            Path(target).read_bytes()
+        elif kind == "connect":
+            host, _, port = target.rpartition(":")
+            socket.create_connection((host, int(port)), timeout=3).close()
+        elif kind == "http":
+            with urllib.request.urlopen(target, timeout=5) as answer:
+                answer.read()
+        else:
+            raise ValueError(f"no such attempt {kind!r}")
+        outcome = {"try": kind, "target": target, "ok": True}
+    except urllib.error.HTTPError as exc:  # an answer, if not a 200: the endpoint was reached
+        outcome = {"try": kind, "target": target, "ok": True, "status": exc.code}
+    except Exception as exc:  # the outcome is the point: any failure is reported, not raised
+        outcome = {"try": kind, "target": target, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps(outcome), file=sys.stderr, flush=True)
+
+
 def _print_inputs(args: argparse.Namespace) -> None:
+    for attempt in args.attempts:
+        kind, _, target = attempt.partition(":")
+        _attempt(kind, target)
     for name in args.print_env:
         if name in os.environ:
             print(f"{name}={os.environ[name]}", flush=True)

@@ -8,16 +8,18 @@ version its adapter was verified with: ``verified_with`` and every
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from pathlib import Path
 
 import pytest
-from realkit import AT_VERSIONS, Recorder, RunFn, processes_in
+from realkit import AT_VERSIONS, REAL, Recorder, RunFn, processes_in
 
 from tackroom.adapters.resolve import Adapter
 from tackroom.families import get_family
 from tackroom.mock import Script, Turn, Usage
+from tackroom.sandboxes.bwrap import BwrapSandbox
 from tackroom.trace.events import ToolCall, ToolResult
 
 pytestmark = pytest.mark.real
@@ -110,3 +112,37 @@ def test_dead_endpoint_ends_within_the_timeout(
     assert time.monotonic() - started < 15 + 10
     assert not result.ok
     assert processes_in(workdir) == []
+
+
+@pytest.mark.parametrize("harness", REAL, indirect=True)
+def test_plain_text_inside_bwrap_with_no_network(harness: Adapter, run_harness: RunFn) -> None:
+    """Issue 24: every harness runs in bubblewrap (host read-only, the user's homes hidden, its own
+    PID and network namespaces) and reaches the mock through the relay, and only the mock."""
+    why = BwrapSandbox.available()
+    if why is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"):
+        pytest.skip(f"bwrap cannot run here: {why}")
+    text = f"TACKROOM-BWRAP-{harness.name}"
+    result = run_harness("say the magic words", mock_text=text, sandbox="bwrap", network="none")
+    assert result.ok, result.error
+    assert result.final_text is not None and result.final_text.strip() == text
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_the_capability_probe_inside_bwrap_with_no_network(
+    harness: Adapter, harness_environ: dict[str, str], tmp_path: Path
+) -> None:
+    """`tackroom probe claude-code --sandbox bwrap --network none` proves every declared capability."""
+    from tackroom.probe.doctor import declared_capabilities
+    from tackroom.probe.runner import probe
+
+    why = BwrapSandbox.available()
+    if why is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"):
+        pytest.skip(f"bwrap cannot run here: {why}")
+    row = probe(
+        harness, environ=harness_environ, scratch=tmp_path, timeout_s=120, sandbox="bwrap", network="none"
+    )
+    assert row.outcome == "ok", row.notes
+    unproven = {
+        c: row.supports.get(c) for c in declared_capabilities(harness) if row.supports.get(c) is not True
+    }
+    assert not unproven, (unproven, row.notes)

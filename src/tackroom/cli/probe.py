@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -35,6 +35,8 @@ def probe_command(
         None, "--version", help="Probe this installed release (installed first if need be), or 'latest'."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the row (with --all: the rows) as JSON."),
+    sandbox: str = typer.Option("none", "--sandbox", help="Run each probe run in this sandbox (bwrap)."),
+    network: str = typer.Option("host", "--network", help="'host' (default) or 'none' (with --sandbox)."),
 ) -> None:
     """Probe capabilities against the real harness and store the row (see `tackroom capabilities`).
 
@@ -49,6 +51,13 @@ def probe_command(
         raise typer.BadParameter("name one adapter, or pass --all (not both)")
     if version is not None and probe_all:
         raise typer.BadParameter("--version applies to one named adapter, not --all")
+    if network not in ("host", "none"):
+        raise typer.BadParameter("must be 'host' or 'none'", param_hint="--network")
+    from tackroom.run.sandbox import sandbox_names
+
+    if sandbox not in sandbox_names():
+        raise typer.BadParameter(f"no sandbox {sandbox!r}; sandboxes: {', '.join(sandbox_names())}")
+    where: dict[str, Any] = {"sandbox": sandbox, "network": network}
     try:
         wanted = check_capabilities(capability or None)
     except ProbeError as exc:
@@ -60,7 +69,9 @@ def probe_command(
         adapter = adapters[name]
         located = _release(adapter, version, status) if version is not None else None
         with status.status(f"probing {escape(name)}"):
-            probing = aprobe(adapter, executable=located, capabilities=wanted, store=store, timeout_s=timeout)
+            probing = aprobe(
+                adapter, executable=located, capabilities=wanted, store=store, timeout_s=timeout, **where
+            )
             rows = [asyncio.run(probing)]
         chosen = [adapter]
     else:
@@ -75,7 +86,9 @@ def probe_command(
             status.print(f"{escape(row.adapter)}: {escape(row.outcome)}{escape(note)}")
 
         rows = asyncio.run(
-            aprobe_all(chosen, jobs=jobs, on_row=done, capabilities=wanted, store=store, timeout_s=timeout)
+            aprobe_all(
+                chosen, jobs=jobs, on_row=done, capabilities=wanted, store=store, timeout_s=timeout, **where
+            )
         )
     _print(rows, as_json, single=name is not None)
     if any(_failed(a, r, counted=name is not None) for a, r in zip(chosen, rows, strict=True)):

@@ -48,9 +48,12 @@ def get_family(name: str) -> Family:
         raise FamilyError(f"no family {name!r} is registered (registered: {', '.join(family_names())})")
     # One scan of the installed packages' metadata per process (_entry_points), not one per family.
     module, _, attribute = target.partition(":")
-    family = import_module(module)
-    for part in attribute.split(".") if attribute else ():
-        family = getattr(family, part)
+    try:
+        family = import_module(module)
+        for part in attribute.split(".") if attribute else ():
+            family = getattr(family, part)
+    except TypeError as exc:  # an abstract Family made at import: it lacks a parser
+        raise FamilyError(f"family {name!r} ({target}) cannot be made: {exc}") from exc
     if not isinstance(family, Family):
         raise FamilyError(f"entry point {name!r} = {_entry_points()[name]} is not a tackroom Family")
     if family.name != name:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
@@ -175,11 +176,12 @@ class PlainTextParser(StreamParser):
         return [*events, Finished(final_text=text or None, ok=exit_code == 0)]
 
 
-class Family:
+class Family(ABC):
     """The code that knows one kind of harness.
 
-    Subclasses set :attr:`name` and :attr:`stream` and override
-    :meth:`parser`; an adapter's data supplies everything else.
+    Subclasses set :attr:`name` and :attr:`stream` and implement
+    :meth:`parser` (a family without one cannot be made, so it does not load);
+    an adapter's data supplies everything else.
     """
 
     name: str = ""
@@ -200,9 +202,9 @@ class Family:
     engines_module: str | None = None
     """The module whose ``ENGINES`` lists the renderers only this family needs (imported on first use)."""
 
+    @abstractmethod
     def parser(self) -> StreamParser:
         """A fresh parser for one run."""
-        return StreamParser()
 
     def after_exit(self, home: Path | None, env: Mapping[str, str], events: Sequence[Event]) -> list[Event]:
         """Events only the harness's files hold (e.g. usage it writes to its session log, not stdout).

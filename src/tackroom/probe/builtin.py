@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from tackroom.harnesses import Located
     from tackroom.mock import MockServer, Script
     from tackroom.run.result import Result
+    from tackroom.run.sandbox import Network
 
 MARK = "TRPROBE"
 MCP_SERVER = Path(__file__).with_name("mcp_server.py")
@@ -112,6 +113,9 @@ class Context:
     timeout_s: float
     findings: Findings = field(default_factory=Findings)
     first_request_s: float | None = None
+    sandbox: str = "none"
+    """Where each probe run's harness runs (``tackroom probe NAME --sandbox bwrap``)."""
+    network: Network = "host"
 
     @property
     def adapter(self) -> Adapter:
@@ -155,6 +159,9 @@ class Context:
                     runs_dir=self.scratch / "runs",
                     environ=self.environ,
                     executable=self.harness.located,
+                    sandbox=self.sandbox,
+                    network=self.network,
+                    writable=(self.scratch,),  # where the probe's hooks and MCP server report
                 )
         except TackroomError as exc:
             self.findings.troubles.append(Trouble("failed", f"the {name} run could not start: {exc}"))

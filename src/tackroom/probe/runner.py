@@ -29,6 +29,7 @@ from tackroom.probe.rows import CAPABILITIES, VERSION, Outcome, Row, clip, now
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
+    from tackroom.run.sandbox import Network
     from tackroom.state import CapabilityRows
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -67,6 +68,8 @@ def probe(
     environ: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scratch: Path | None = None,
+    sandbox: str = "none",
+    network: Network = "host",
 ) -> Row:
     """Probe ``adapter`` against its real harness (see :func:`aprobe`); inside a running event loop,
     on a loop of its own in a thread."""
@@ -79,6 +82,8 @@ def probe(
             environ=environ,
             timeout_s=timeout_s,
             scratch=scratch,
+            sandbox=sandbox,
+            network=network,
         )
     )
 
@@ -92,11 +97,14 @@ async def aprobe(
     environ: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scratch: Path | None = None,
+    sandbox: str = "none",
+    network: Network = "host",
 ) -> Row:
     """Probe ``adapter`` (the install ``executable``, else the one tackroom finds) and return its row.
 
     ``capabilities`` narrows what is tested (default: every one the adapter
-    declares). The row is added to ``store`` when one is given. A probe never
+    declares); each probe run happens in ``sandbox`` (with ``network``), as a
+    run would. The row is added to ``store`` when one is given. A probe never
     raises for what the harness does; only for what the caller asked
     (:class:`ProbeError`) or a state database it cannot write.
     """
@@ -121,7 +129,9 @@ async def aprobe(
     with tempfile.TemporaryDirectory(
         prefix="tackroom-probe-", dir=scratch, ignore_cleanup_errors=True
     ) as tmp:
-        findings = await _observe(adapter, located, version, wanted, Path(tmp), environ, timeout_s)
+        findings = await _observe(
+            adapter, located, version, wanted, Path(tmp), environ, timeout_s, (sandbox, network)
+        )
     outcome = _outcome(findings)
     note = "; ".join(t.note for t in findings.troubles) or None
     return _store(store, _row(adapter, version, outcome, findings, started, note))
@@ -137,6 +147,8 @@ async def aprobe_all(
     environ: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scratch: Path | None = None,
+    sandbox: str = "none",
+    network: Network = "host",
 ) -> list[Row]:
     """Probe every adapter, ``jobs`` at a time (the others wait); rows in the order of ``adapters``."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -153,6 +165,8 @@ async def aprobe_all(
                 environ=environ,
                 timeout_s=timeout_s,
                 scratch=scratch,
+                sandbox=sandbox,
+                network=network,
             )
         if on_row is not None:
             on_row(row)
@@ -181,6 +195,7 @@ async def _observe(
     scratch: Path,
     environ: Mapping[str, str],
     timeout_s: float,
+    where: tuple[str, Network] = ("none", "host"),
 ) -> Findings:
     external = adapter.spec.probe
     if external:
@@ -192,7 +207,15 @@ async def _observe(
         return await run_external(probe_argv(list(external), environ), env, scratch, timeout_s)
     from tackroom.probe.builtin import Context, Harness, observe
 
-    context = Context(Harness(adapter, located, version), wanted, scratch, environ, timeout_s)
+    context = Context(
+        Harness(adapter, located, version),
+        wanted,
+        scratch,
+        environ,
+        timeout_s,
+        sandbox=where[0],
+        network=where[1],
+    )
     return await observe(context)
 
 

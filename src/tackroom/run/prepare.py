@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,8 @@ from tackroom.errors import (
 from tackroom.harnesses import Located, data_dir, locate, probe_version
 from tackroom.paths import check_name, inside
 from tackroom.project import Project, load_project
-from tackroom.run.home import prepare_home, remove_copies, stage_files
+from tackroom.run.home import prepare_home, remove_copies
+from tackroom.run.sandbox import Places, Sandbox, check_capabilities, get_sandbox
 from tackroom.run.spec import RunSpec
 from tackroom.run.store import holding
 
@@ -65,6 +66,8 @@ class Local:
     capture_db: Path | None = None
     profile: Profile | None = None
     """The profile object of a spec whose ``profile`` is ``given``."""
+    writable: tuple[Path, ...] = ()
+    """More host paths a sandbox lets the harness write (a probe's scratch directory)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Ready:
     captor: Gateway | None
     dropped: tuple[str, ...]
     withheld: tuple[str, ...]
+    sandbox: Sandbox
 
 
 def prepare(spec: RunSpec, local: Local, stack: ExitStack) -> Prepared:
@@ -122,6 +126,7 @@ def prepare(spec: RunSpec, local: Local, stack: ExitStack) -> Prepared:
         # From here on everything reads the adapter as it applies to the version that runs.
         resolved = resolved.at(version)
         check_min_version(resolved, version, located.path)
+        check_capabilities(get_sandbox(spec.sandbox), spec.network)
         loaded = _profile(spec, local)
         root = local.runs_dir or data_dir(environ) / "runs"
         made = [d for d in (root, *root.parents) if not d.exists()]
@@ -151,6 +156,10 @@ def stage(
     adapter, workdir, environ = prepared.adapter, prepared.workdir, local.environ
     try:
         run_home = prepared.run_dir / "home" if spec.home == "isolated" else None
+        sandbox = get_sandbox(spec.sandbox)(_places(prepared, run_home, local), spec.network)
+        stack.callback(sandbox.stop)
+        if endpoint is not None:  # the harness reaches the mock or the gateway as the sandbox shows it
+            endpoint = replace(endpoint, base_url=sandbox.visible_url(endpoint.base_url))
         plan = plan_run(
             adapter,
             spec.prompt,
@@ -163,7 +172,7 @@ def stage(
         copied: list[Path] = []
         stack.callback(remove_copies, copied)
         prepare_home(adapter, prepared.run_dir, run_home, spec.credentials, environ, copied)
-        stage_files(plan.files, run_home)
+        sandbox.stage(plan.files, run_home)
         env = plan.environ()
         dropped, withheld = render_profile(
             prepared.profile, adapter, run_home, workdir, environ, env, endpoint
@@ -188,6 +197,27 @@ def stage(
         captor,
         dropped,
         withheld,
+        sandbox,
+    )
+
+
+def _places(prepared: Prepared, home: Path | None, local: Local) -> Places:
+    """The run's places on the host, and what its harness must read wherever it is installed."""
+    located = prepared.located
+    readable = [located.path, *([located.bin_dir] if located.bin_dir is not None else [])]
+    environ = local.environ
+    installs = data_dir(environ) / "harnesses"
+    if installs in located.path.parents:  # a managed install: the whole version's directory
+        name, version = located.path.relative_to(installs).parts[:2]
+        readable.append(installs / name / version)
+    real_home = environ.get("HOME")
+    return Places(
+        prepared.run_dir,
+        prepared.workdir,
+        home,
+        real_home=Path(real_home) if real_home else None,
+        read_only=tuple(readable),
+        writable=local.writable,
     )
 
 

@@ -26,6 +26,7 @@ from tackroom._loop import run_to_end
 from tackroom.errors import RunSpecError, TackroomError
 from tackroom.run.prepare import Local, Ready, prepare, removed_on_failure, stage
 from tackroom.run.result import Result, save
+from tackroom.run.sandbox import Network
 from tackroom.run.services import captured, fetched, start_services
 from tackroom.run.services import vocabulary as vocabulary
 from tackroom.run.session import EventCallback, execute
@@ -80,6 +81,9 @@ async def arun(
     capture: bool = False,
     capture_db: Path | None = None,
     transport: str | None = None,
+    sandbox: str = "none",
+    network: Network = "host",
+    writable: tuple[Path, ...] = (),
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`; or run a :class:`RunSpec`.
 
@@ -138,6 +142,11 @@ async def arun(
     Either way the harness's base URL is set through its adapter's
     ``model_endpoint`` data, as for any endpoint.
 
+    ``sandbox`` runs the harness in a registered sandbox (``none``, on the host, by default;
+    ``bwrap``: the host read-only, the user's homes hidden, only its places writable), and
+    ``network="none"`` keeps it from everything but its model endpoint where the sandbox can;
+    ``writable`` names more host paths the sandbox lets it write (a probe's scratch).
+
     A run that fails before its harness starts (an unknown adapter, a missing
     or too old harness, a bad profile, a plan error) leaves no run directory.
     """
@@ -149,6 +158,7 @@ async def arun(
         executable=executable,
         mock_log=mock_log,
         capture_db=capture_db,
+        writable=tuple(writable),
     )
     if isinstance(adapter, RunSpec):
         given = {
@@ -166,6 +176,7 @@ async def arun(
         set_too = sorted(name for name, value in given.items() if value is not None)
         set_too += [n for n, v in (("capture", capture), ("credentials", credentials)) if v]
         set_too += ["timeout_s"] * (timeout_s != 600.0) + ["home"] * (home != "isolated")
+        set_too += ["sandbox"] * (sandbox != "none") + ["network"] * (network != "host")
         set_too += ["profile"] * (profile != "default" and _given(profile) is None)
         if set_too:
             raise RunSpecError(
@@ -200,6 +211,8 @@ async def arun(
                 gateway=gateway,
                 capture=capture,
                 transport=transport,
+                sandbox=sandbox,
+                network=network,
             )
         except TackroomError as exc:
             exc.adapter = exc.adapter or (
@@ -334,6 +347,7 @@ async def _launch(
         ready.run_dir,
         on_event,
         options=plan.options,
+        sandbox=ready.sandbox,
     )
     result = replace(
         result,

@@ -39,8 +39,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tackroom.families import get_family
 from tackroom.families.base import ClientParser, Family, StreamParser
-from tackroom.run.process import Conversation, ProcessResult, run_process
+from tackroom.run.process import Conversation, ProcessResult
 from tackroom.run.result import Result, Summarizer, save
+from tackroom.run.sandbox import LocalSandbox, Places, Sandbox
 from tackroom.trace.events import ErrorEvent, Event
 
 if TYPE_CHECKING:
@@ -73,11 +74,13 @@ async def execute(
     run_dir: Path,
     on_event: EventCallback | None,
     options: Mapping[str, Any] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Result:
     """Run the planned harness once; on any exception ``result.json`` is still written, then it propagates.
 
     For a family that talks back (a :class:`ClientParser`, e.g. ACP) ``stdin``
-    is the prompt it sends in its protocol, with the run's ``options``.
+    is the prompt it sends in its protocol, with the run's ``options``. The
+    harness is spawned by ``sandbox`` (default: on the host, :class:`LocalSandbox`).
     """
     family = get_family(adapter.family)
     started = time.monotonic()
@@ -94,7 +97,7 @@ async def execute(
             boundary.feed(line)
 
         try:
-            done = await run_process(
+            done = await (sandbox or LocalSandbox(Places(run_dir, workdir, None))).spawn(
                 argv,
                 env=env,
                 cwd=workdir,

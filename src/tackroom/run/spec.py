@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from tackroom._hash import sha256
 from tackroom.errors import RunSpecError
 from tackroom.options import coerce_option
+from tackroom.run.sandbox import Network, sandbox_names
 
 if TYPE_CHECKING:
     from tackroom.mock import Script
@@ -78,6 +79,10 @@ class RunSpec:
     credentials: bool = False
     """Copy the harness's real config into the isolated home for the run (never with the mock)."""
     profile: ProfileRef = "default"
+    sandbox: str = "none"
+    """Where the harness runs: ``none`` (on the host), ``bwrap``, or another registered sandbox."""
+    network: Network = "host"
+    """``none``: the harness reaches nothing but its model endpoint (a sandbox that can isolate it)."""
 
     def __post_init__(self) -> None:
         _check_text(self.prompt, "prompt", optional=False)
@@ -90,6 +95,7 @@ class RunSpec:
             raise RunSpecError(f"home must be 'isolated' or 'real', got {self.home!r}")
         if self.profile not in get_args(ProfileRef):
             raise RunSpecError(f"profile must be 'default', 'none' or 'given', got {self.profile!r}")
+        _check_sandbox(self.sandbox, self.network, self.home)
         if self.mock is not None and not _is_script(self.mock):
             raise RunSpecError(f"mock must be a mock Script, got {type(self.mock).__name__}")
         if not isinstance(self.options, Mapping):
@@ -166,6 +172,18 @@ def _check_text(value: Any, name: str, *, optional: bool = True) -> None:
         return
     if not isinstance(value, str):
         raise RunSpecError(f"{name} must be a string, got {value!r}")
+
+
+def _check_sandbox(name: Any, network: Any, home: str) -> None:
+    if not isinstance(name, str) or name not in sandbox_names():
+        raise RunSpecError(f"no sandbox {name!r}; sandboxes: {', '.join(sandbox_names())}")
+    if network not in get_args(Network):
+        raise RunSpecError(f"network must be 'host' or 'none', got {network!r}")
+    if name != "none" and home != "isolated":
+        raise RunSpecError(
+            f"a {name} sandbox hides the real home: run with an isolated home (the default), "
+            "or without a sandbox"
+        )
 
 
 def _is_script(value: Any) -> bool:

@@ -1,0 +1,1 @@
+"""Sandboxes beyond the local one, registered through the entry-point group ``tackroom.sandboxes``."""

@@ -1,0 +1,229 @@
+"""The sandbox seam: sandboxes register and are checked like families; bwrap runs a harness with the
+host read-only, the user's homes hidden, and, offline, nothing reachable but its model endpoint.
+
+The bwrap tests run the real ``bwrap`` (Debian's bubblewrap, which ``scripts/test`` installs) around
+the scripted fake harness, a real subprocess; they skip, saying why, only where bwrap cannot run and
+``TACKROOM_TEST_REQUIRE_BWRAP`` is not set (CI sets it, so there a missing bwrap fails).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runkit import RECORDED, fake_adapter
+from tackroom.errors import FamilyError, RunSpecError, SandboxError
+from tackroom.families.base import Family
+from tackroom.mock import Script
+from tackroom.run.runner import run
+from tackroom.run.sandbox import LocalSandbox, Places, Sandbox, check_sandbox, get_sandbox, sandbox_names
+from tackroom.run.spec import RunSpec
+from tackroom.sandboxes.bwrap import BwrapSandbox
+
+_UNAVAILABLE = BwrapSandbox.available()
+needs_bwrap = pytest.mark.skipif(
+    _UNAVAILABLE is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"),
+    reason=f"bwrap cannot run here: {_UNAVAILABLE}",
+)
+
+
+def test_the_sandboxes_register_through_their_entry_point_group() -> None:
+    assert {"none", "bwrap"} <= set(sandbox_names())
+    assert get_sandbox("none") is LocalSandbox and get_sandbox("bwrap") is BwrapSandbox
+    with pytest.raises(SandboxError, match="no sandbox 'jail' is registered"):
+        get_sandbox("jail")
+
+
+def test_a_sandbox_missing_a_primitive_is_a_named_error() -> None:
+    class Half(Sandbox):
+        name = "half"
+
+        def stage(self, files: Any, home: Any) -> None: ...
+
+        def visible_url(self, url: str) -> str:
+            return url
+
+    with pytest.raises(SandboxError, match="lacks the primitive\\(s\\) read_back, spawn, stop, visible_path"):
+        check_sandbox("half", "plugin:Half", Half)
+    with pytest.raises(SandboxError, match="is not a tackroom Sandbox class"):
+        check_sandbox("thing", "plugin:thing", object())
+
+    class Vague(LocalSandbox):
+        name = "vague"
+        isolates_network = "maybe"  # type: ignore[assignment]
+
+    with pytest.raises(SandboxError, match="must say isolates_network as true or false"):
+        check_sandbox("vague", "plugin:Vague", Vague)
+    with pytest.raises(SandboxError, match="loads a sandbox named 'none'"):
+        check_sandbox("other", "plugin:LocalSandbox", LocalSandbox)
+
+
+def test_a_family_without_a_parser_cannot_be_made() -> None:
+    class Mute(Family):
+        name = "mute"
+
+    with pytest.raises(TypeError, match="parser"):
+        Mute()  # type: ignore[abstract]
+    assert issubclass(FamilyError, Exception)  # get_family turns that TypeError into a FamilyError
+
+
+def test_a_spec_names_a_registered_sandbox_and_a_network(tmp_path: Path) -> None:
+    with pytest.raises(RunSpecError, match="no sandbox 'jail'; sandboxes: bwrap, none"):
+        RunSpec(prompt="p", workdir=tmp_path, sandbox="jail")
+    with pytest.raises(RunSpecError, match="network must be 'host' or 'none'"):
+        RunSpec(prompt="p", workdir=tmp_path, network="lan")  # type: ignore[arg-type]
+    with pytest.raises(RunSpecError, match="hides the real home"):
+        RunSpec(prompt="p", workdir=tmp_path, sandbox="bwrap", home="real")
+    spec = RunSpec(prompt="p", workdir=tmp_path, sandbox="bwrap", network="none")
+    assert RunSpec.from_json(spec.to_json()) == spec
+
+
+def test_no_network_on_the_host_is_refused_before_anything_starts(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    with pytest.raises(RunSpecError, match="sandbox 'none' cannot keep the harness off the network"):
+        run("fake", "p", workdir=tmp_path, network="none", runs_dir=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_bwrap_command_line(tmp_path: Path) -> None:
+    run_dir, workdir, home = tmp_path / "run", tmp_path / "work", tmp_path / "real-home"
+    for path in (run_dir, workdir, home):
+        path.mkdir()
+    places = Places(run_dir, workdir, run_dir / "home", real_home=home)
+    online = BwrapSandbox(places).argv(["claude", "-p", "hi"], workdir, {"PATH": "/usr/bin"})
+    assert online[:6] == ["bwrap", "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/"]
+    assert "--unshare-net" not in online and online[-4:] == ["--", "claude", "-p", "hi"]
+    joined = " ".join(online)
+    # The homes hidden first, then the run's places bound back writable, in that order.
+    assert joined.index(f"--tmpfs {home}") < joined.index(f"--bind {run_dir} {run_dir}")
+    assert f"--bind {workdir} {workdir}" in joined and f"--chdir {workdir}" in joined
+    offline = BwrapSandbox(places, "none")
+    assert offline.visible_url("http://127.0.0.1:4321/v1") == "http://127.0.0.1:4321/v1"
+    with pytest.raises(RunSpecError, match="reaches only a model endpoint on this host's loopback"):
+        offline.visible_url("https://api.example.com")
+    argv = offline.argv(["claude"], workdir, {})
+    try:
+        assert "--unshare-net" in argv and "--tmpfs" in argv and "/run" in argv
+        relay = argv.index(str(run_dir / "sandbox" / "relay.py"))
+        assert argv[relay + 1 : relay + 3] == ["4321=/run/tackroom-model/4321.sock", "--"]
+        sockets = Path(argv[argv.index("/run/tackroom-model") - 1])
+        assert sockets.is_dir() and len(str(sockets / "4321.sock")) < 108
+    finally:
+        offline.stop()
+    assert not sockets.exists()
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on the host's loopback that nothing in an offline sandbox may reach."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.close()
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    server.close()
+
+
+def _attempts(run_dir: Path) -> dict[str, dict[str, Any]]:
+    lines = (run_dir / "stderr.log").read_text().splitlines()
+    found = [json.loads(line) for line in lines if line.startswith('{"try"')]
+    return {f"{a['try']}:{a['target']}": a for a in found}
+
+
+@needs_bwrap
+def test_a_harness_in_bwrap_runs_and_keeps_to_its_places(config_dir: Path, tmp_path: Path) -> None:
+    real_home = Path(os.environ["HOME"])
+    (real_home / ".ssh").mkdir(exist_ok=True)
+    (real_home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    outside = tmp_path / "outside.txt"  # under /tmp, which is the sandbox's own
+    inside = tmp_path / "work" / "inside.txt"
+    inside.parent.mkdir()
+    refused = [f"read:{real_home / '.ssh' / 'id_ed25519'}", "write:/usr/tackroom-escape"]
+    refused.append(f"write:{Path(__file__).parent / 'escape.txt'}")
+    attempts = [f"write:{outside}", f"write:{inside}", *refused]
+    args = [arg for a in attempts for arg in ("--try", a)]
+    fake_adapter(config_dir, *args, "--replay", str(RECORDED))
+    result = run("fake", "hello", workdir=inside.parent, sandbox="bwrap", runs_dir=tmp_path / "runs")
+    assert result.ok and result.final_text == "TACKROOM-TEXT-claude-code"
+    tried = _attempts(result.run_dir)
+    assert tried[f"write:{inside}"]["ok"] and inside.read_text().startswith("written")
+    for attempt in refused:
+        assert not tried[attempt]["ok"], tried[attempt]
+    assert tried[f"write:{outside}"]["ok"] and not outside.exists()  # it wrote into its private /tmp
+    assert not (Path(__file__).parent / "escape.txt").exists()
+
+
+@needs_bwrap
+def test_offline_bwrap_reaches_the_mock_and_nothing_else(
+    config_dir: Path, tmp_path: Path, listener: int
+) -> None:
+    from tackroom.mock import MockServer
+
+    with MockServer(Script.text("hi")) as mock:
+        endpoint = f"http:{mock.base_url}/v1/models"
+        other = f"connect:127.0.0.1:{listener}"
+        args = ["--try", endpoint, "--try", other, "--try", "connect:1.1.1.1:443"]
+        fake_adapter(config_dir, *args, "--replay", str(RECORDED))
+        result = run(
+            "fake",
+            "hello",
+            workdir=tmp_path,
+            mock=mock,
+            sandbox="bwrap",
+            network="none",
+            runs_dir=tmp_path / "runs",
+        )
+    assert result.ok, result.error
+    tried = _attempts(result.run_dir)
+    assert tried[endpoint]["ok"], tried
+    assert not tried[other]["ok"] and not tried["connect:1.1.1.1:443"]["ok"]
+    # Reached on the host the same way, the other port answers: the sandbox is what refused it.
+    socket.create_connection(("127.0.0.1", listener), timeout=3).close()
+
+
+def _available_with(path: str) -> str:
+    code = "from tackroom.sandboxes.bwrap import BwrapSandbox; print(BwrapSandbox.available())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={"PATH": path}, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_bwrap_that_cannot_run_says_why_and_the_fix(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no bwrap on PATH: install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)" in (
+        _available_with(str(empty))
+    )
+    # A bwrap the kernel gives no user namespaces: its own words, then the setting to change.
+    jailed = tmp_path / "bin"
+    jailed.mkdir()
+    (jailed / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the kernel does "
+        "not allow non-privileged user namespaces.' >&2\nexit 1\n"
+    )
+    (jailed / "bwrap").chmod(0o755)
+    said = _available_with(f"{jailed}:/usr/bin:/bin")
+    assert "bwrap cannot create namespaces here (bwrap: No permissions to create new namespace" in said
+    assert "kernel.unprivileged_userns_clone=1" in said and "user.max_user_namespaces" in said
