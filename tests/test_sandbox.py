@@ -227,3 +227,36 @@ def test_a_bwrap_that_cannot_run_says_why_and_the_fix(tmp_path: Path) -> None:
     said = _available_with(f"{jailed}:/usr/bin:/bin")
     assert "bwrap cannot create namespaces here (bwrap: No permissions to create new namespace" in said
     assert "kernel.unprivileged_userns_clone=1" in said and "user.max_user_namespaces" in said
+
+
+def test_a_project_file_asks_for_a_sandbox_and_a_flag_wins(
+    config_dir: Path, tmp_path: Path, listener: int
+) -> None:
+    why = BwrapSandbox.available()
+    if why is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"):
+        pytest.skip(f"bwrap cannot run here: {why}")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "tackroom.toml").write_text('sandbox = "bwrap"\nnetwork = "none"\n')
+    other = f"connect:127.0.0.1:{listener}"
+    fake_adapter(config_dir, "--try", other, "--replay", str(RECORDED))
+    boxed = run("fake", "hello", workdir=repo, runs_dir=tmp_path / "runs")
+    assert boxed.ok and not _attempts(boxed.run_dir)[other]["ok"]
+    # A flag (here: the host's network) wins over the project file's choice.
+    online = run("fake", "hello", workdir=repo, network="host", runs_dir=tmp_path / "runs")
+    assert online.ok and _attempts(online.run_dir)[other]["ok"]
+
+
+def test_a_project_file_with_an_unknown_sandbox_names_the_line(config_dir: Path, tmp_path: Path) -> None:
+    from tackroom.errors import ConfigError
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "tackroom.toml").write_text('harness = "fake"\nsandbox = "jail"\nnetwork = "lan"\n')
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    with pytest.raises(ConfigError) as caught:
+        run(None, "hello", workdir=repo, runs_dir=tmp_path / "runs")
+    said = str(caught.value)
+    assert "tackroom.toml:2" in said and "sandbox" in said and "must name a sandbox: bwrap, none" in said
+    assert "tackroom.toml:3" in said and 'must be "host" or "none"' in said
+    assert not (tmp_path / "runs").exists()

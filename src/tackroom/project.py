@@ -1,7 +1,9 @@
 """The project file: ``tackroom.toml`` at a repository root.
 
 A project file may *select* an adapter (``harness``), set option values
-(``[options]``) and name the project's profile directory (``profile``); it may
+(``[options]``), name the project's profile directory (``profile``) and ask
+for a sandbox (``sandbox``, ``network``: a project can only ask for more
+isolation than the default, never less); it may
 never define or change an adapter (a cloned repository must not change how a
 harness is launched). Defining ``[adapter.*]`` is rejected by the resolver;
 this module checks the rest of the file and turns it into a :class:`Project`.
@@ -20,7 +22,7 @@ from typing import Any
 from tackroom.errors import ConfigError, OptionError, Problem, UnsafePathError
 from tackroom.vocabulary import OPTION_KINDS
 
-PROJECT_KEYS = ("harness", "options", "profile")
+PROJECT_KEYS = ("harness", "options", "profile", "sandbox", "network")
 DEFAULT_PROFILE = Path(".tackroom") / "profile"
 """Where a project's profile lives unless its project file says ``profile = "..."``."""
 
@@ -37,6 +39,10 @@ class Project:
     """Option values (coerced), under any option given as a flag."""
     profile: Path | None = None
     """The project's profile directory when the file names one (inside :attr:`root`)."""
+    sandbox: str | None = None
+    """The sandbox a run uses when none is asked for (``bwrap``)."""
+    network: str | None = None
+    """The network a run gets when none is asked for (``none``: only its model endpoint)."""
 
     @property
     def root(self) -> Path:
@@ -82,6 +88,8 @@ def load_project(start: Path) -> Project | None:
         harness=data.get("harness"),
         options={name: coerce_option(name, value) for name, value in data.get("options", {}).items()},
         profile=inside(path.parent, profile) if profile is not None else None,
+        sandbox=data.get("sandbox"),
+        network=data.get("network"),
     )
 
 
@@ -103,6 +111,14 @@ def check_project_data(
             yield from _profile(value, root)
         elif key == "options":
             yield from _options(value)
+        elif key == "sandbox":
+            from tackroom._dists import entry_points
+
+            names = sorted(entry_points("tackroom.sandboxes"))
+            if value not in names:
+                yield (key,), f"must name a sandbox: {', '.join(names)}"
+        elif key == "network" and value not in ("host", "none"):
+            yield (key,), 'must be "host" or "none" (nothing but the model endpoint; needs a sandbox)'
 
 
 def _options(value: Any) -> Iterator[tuple[tuple[str, ...], str]]:

@@ -78,11 +78,15 @@ def run_command(
     transport: str | None = typer.Option(
         None, "--transport", help="Reach the harness another way its adapter declares (e.g. acp)."
     ),
-    sandbox: str = typer.Option(
-        "none", "--sandbox", help="Run the harness in this sandbox: none (default) or bwrap."
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        help="Run the harness in this sandbox: none or bwrap (default: the project's, else none).",
     ),
-    network: str = typer.Option(
-        "host", "--network", help="'host' (default), or 'none': nothing but the model endpoint (bwrap)."
+    network: str | None = typer.Option(
+        None,
+        "--network",
+        help="'host', or 'none': nothing but the model endpoint (default: the project's, else host).",
     ),
 ) -> None:
     """Run a harness headless; exit with its exit code (1 on a model failure it hid).
@@ -94,7 +98,7 @@ def run_command(
 
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
-    if network not in ("host", "none"):
+    if network not in (None, "host", "none"):
         raise typer.BadParameter("must be 'host' or 'none'", param_hint="--network")
     if sum(x is not None for x in (mock, mock_text, base_url)) > 1:
         raise typer.BadParameter("choose one of --mock, --mock-text and --base-url")
@@ -129,7 +133,7 @@ def run_command(
             capture=capture,
             transport=transport,
             sandbox=sandbox,
-            network="none" if network == "none" else "host",
+            network=None if network is None else "none" if network == "none" else "host",
         )
     )
     if result.dropped or result.withheld:

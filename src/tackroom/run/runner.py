@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from tackroom._loop import run_to_end
 from tackroom.errors import RunSpecError, TackroomError
+from tackroom.project import load_project
 from tackroom.run.prepare import Local, Ready, prepare, removed_on_failure, stage
 from tackroom.run.result import Result, save
 from tackroom.run.sandbox import Network
@@ -31,7 +32,7 @@ from tackroom.run.services import captured, fetched, start_services
 from tackroom.run.services import vocabulary as vocabulary
 from tackroom.run.session import EventCallback, execute
 from tackroom.run.spec import HomeMode as HomeMode
-from tackroom.run.spec import ProfileRef, RunSpec
+from tackroom.run.spec import ProfileRef, RunSpec, checked_workdir
 from tackroom.run.spec import check_base_url as check_base_url
 from tackroom.values import iso
 
@@ -81,8 +82,8 @@ async def arun(
     capture: bool = False,
     capture_db: Path | None = None,
     transport: str | None = None,
-    sandbox: str = "none",
-    network: Network = "host",
+    sandbox: str | None = None,
+    network: Network | None = None,
     writable: tuple[Path, ...] = (),
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`; or run a :class:`RunSpec`.
@@ -144,7 +145,8 @@ async def arun(
 
     ``sandbox`` runs the harness in a registered sandbox (``none``, on the host, by default;
     ``bwrap``: the host read-only, the user's homes hidden, only its places writable), and
-    ``network="none"`` keeps it from everything but its model endpoint where the sandbox can;
+    ``network="none"`` keeps it from everything but its model endpoint where the sandbox can
+    (either, when not given, as the project file says, else ``none`` and ``host``);
     ``writable`` names more host paths the sandbox lets it write (a probe's scratch).
 
     A run that fails before its harness starts (an unknown adapter, a missing
@@ -176,7 +178,7 @@ async def arun(
         set_too = sorted(name for name, value in given.items() if value is not None)
         set_too += [n for n, v in (("capture", capture), ("credentials", credentials)) if v]
         set_too += ["timeout_s"] * (timeout_s != 600.0) + ["home"] * (home != "isolated")
-        set_too += ["sandbox"] * (sandbox != "none") + ["network"] * (network != "host")
+        set_too += ["sandbox"] * (sandbox is not None) + ["network"] * (network is not None)
         set_too += ["profile"] * (profile != "default" and _given(profile) is None)
         if set_too:
             raise RunSpecError(
@@ -256,6 +258,13 @@ def _spec_of(
         adapter = adapter.name
     given = _given(profile)
     local = replace(local, profile=given)
+    if fields.get("sandbox") is None or fields.get("network") is None:
+        # not asked for: the project file's choice, else no sandbox and the host's network
+        project = load_project(checked_workdir(workdir))
+        if fields.get("sandbox") is None:
+            fields["sandbox"] = project.sandbox if project is not None and project.sandbox else "none"
+        if fields.get("network") is None:
+            fields["network"] = project.network if project is not None and project.network else "host"
     # a name the spec does not know ("mine") is its error, not a silent "none"
     ref = cast(ProfileRef, "given" if given is not None else "none" if profile is None else profile)
     spec = RunSpec(
