@@ -37,7 +37,7 @@ needs_bwrap = pytest.mark.skipif(
 
 
 def test_the_sandboxes_register_through_their_entry_point_group() -> None:
-    assert {"none", "bwrap"} <= set(sandbox_names())
+    assert sandbox_names() == ["bwrap", "docker", "none", "podman"]
     assert get_sandbox("none") is LocalSandbox and get_sandbox("bwrap") is BwrapSandbox
     with pytest.raises(SandboxError, match="no sandbox 'jail' is registered"):
         get_sandbox("jail")
@@ -77,7 +77,7 @@ def test_a_family_without_a_parser_cannot_be_made() -> None:
 
 
 def test_a_spec_names_a_registered_sandbox_and_a_network(tmp_path: Path) -> None:
-    with pytest.raises(RunSpecError, match="no sandbox 'jail'; sandboxes: bwrap, none"):
+    with pytest.raises(RunSpecError, match="no sandbox 'jail'; sandboxes: bwrap, docker, none, podman"):
         RunSpec(prompt="p", workdir=tmp_path, sandbox="jail")
     with pytest.raises(RunSpecError, match="network must be 'host' or 'none'"):
         RunSpec(prompt="p", workdir=tmp_path, network="lan")  # type: ignore[arg-type]
@@ -257,6 +257,66 @@ def test_a_project_file_with_an_unknown_sandbox_names_the_line(config_dir: Path,
     with pytest.raises(ConfigError) as caught:
         run(None, "hello", workdir=repo, runs_dir=tmp_path / "runs")
     said = str(caught.value)
-    assert "tackroom.toml:2" in said and "sandbox" in said and "must name a sandbox: bwrap, none" in said
+    assert "tackroom.toml:2" in said and "sandbox" in said and "must name a sandbox: bwrap, docker, none, podman" in said
     assert "tackroom.toml:3" in said and 'must be "host" or "none"' in said
     assert not (tmp_path / "runs").exists()
+
+
+GOLDEN = Path(__file__).parent / "golden" / "sandboxes" / "docker.json"
+
+
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_container_command_lines_match_the_recorded_ones(engine: str) -> None:
+    """No engine can pull an image here: the argv is held to recorded command lines instead."""
+    recorded = json.loads(GOLDEN.read_text())
+
+    def filled(argv: list[str]) -> list[str]:
+        ids = {"{engine}": engine, "{uid}": str(os.getuid()), "{gid}": str(os.getgid())}
+        out = []
+        for item in argv:
+            for key, value in ids.items():
+                item = item.replace(key, value)
+            out.append(item)
+        return out
+
+    places = Places(Path(recorded["places"]["run_dir"]), Path(recorded["places"]["workdir"]), None)
+    sandbox = get_sandbox(engine)(places, "host", recorded["image"])
+    assert sandbox.create_argv() == filled(recorded["create"])  # type: ignore[attr-defined]
+    workdir = Path(recorded["places"]["workdir"])
+    assert sandbox.exec_argv(recorded["argv"], workdir, recorded["env"]) == filled(recorded["exec"])  # type: ignore[attr-defined]
+    assert sandbox.remove_argv() == filled(recorded["remove"])  # type: ignore[attr-defined]
+    for url, seen in recorded["urls"].items():
+        assert sandbox.visible_url(url) == seen
+    # The values travel in the client's environment, never in a command line (ps shows those).
+    assert "sk-tackroom-mock" not in " ".join(sandbox.exec_argv(recorded["argv"], workdir, recorded["env"]))  # type: ignore[attr-defined]
+
+
+def test_a_container_sandbox_asks_for_what_it_needs_before_anything_starts(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    runs = tmp_path / "runs"
+    with pytest.raises(RunSpecError, match="a docker sandbox runs the harness in an image: name one"):
+        run("fake", "p", workdir=tmp_path, sandbox="docker", runs_dir=runs)
+    with pytest.raises(RunSpecError, match="sandbox 'bwrap' runs no image"):
+        run("fake", "p", workdir=tmp_path, sandbox="bwrap", image="x", runs_dir=runs)
+    with pytest.raises(RunSpecError, match="cannot keep the harness off the network"):
+        run("fake", "p", workdir=tmp_path, sandbox="podman", image="x", network="none", runs_dir=runs)
+    with pytest.raises(RunSpecError, match="a gateway holding your key must not listen beyond it"):
+        run("fake", "p", workdir=tmp_path, sandbox="docker", image="x", capture=True, runs_dir=runs)
+    assert not runs.exists()
+
+
+def test_a_missing_container_engine_names_what_to_install(config_dir: Path, tmp_path: Path) -> None:
+    from tackroom.sandboxes.docker import DockerSandbox, PodmanSandbox
+
+    code = (
+        "from tackroom.sandboxes.docker import DockerSandbox, PodmanSandbox; "
+        "print(DockerSandbox.available()); print(PodmanSandbox.available())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={"PATH": str(tmp_path)}, capture_output=True, text=True, check=True
+    )
+    docker, podman = done.stdout.strip().splitlines()
+    assert docker == f"no docker on PATH: install {DockerSandbox.requires}"
+    assert podman == f"no podman on PATH: install {PodmanSandbox.requires}"

@@ -81,7 +81,10 @@ def run_command(
     sandbox: str | None = typer.Option(
         None,
         "--sandbox",
-        help="Run the harness in this sandbox: none or bwrap (default: the project's, else none).",
+        help="Run the harness in: none, bwrap, docker or podman (default: the project's, else none).",
+    ),
+    image: str | None = typer.Option(
+        None, "--image", help="The container image a docker or podman sandbox runs the harness in."
     ),
     network: str | None = typer.Option(
         None,
@@ -134,6 +137,7 @@ def run_command(
             transport=transport,
             sandbox=sandbox,
             network=None if network is None else "none" if network == "none" else "host",
+            image=image,
         )
     )
     if result.dropped or result.withheld:

@@ -126,7 +126,7 @@ def prepare(spec: RunSpec, local: Local, stack: ExitStack) -> Prepared:
         # From here on everything reads the adapter as it applies to the version that runs.
         resolved = resolved.at(version)
         check_min_version(resolved, version, located.path)
-        check_capabilities(get_sandbox(spec.sandbox), spec.network)
+        check_capabilities(get_sandbox(spec.sandbox), spec.network, spec.image, spec.capture)
         loaded = _profile(spec, local)
         root = local.runs_dir or data_dir(environ) / "runs"
         made = [d for d in (root, *root.parents) if not d.exists()]
@@ -156,7 +156,7 @@ def stage(
     adapter, workdir, environ = prepared.adapter, prepared.workdir, local.environ
     try:
         run_home = prepared.run_dir / "home" if spec.home == "isolated" else None
-        sandbox = get_sandbox(spec.sandbox)(_places(prepared, run_home, local), spec.network)
+        sandbox = get_sandbox(spec.sandbox)(_places(prepared, run_home, local), spec.network, spec.image)
         stack.callback(sandbox.stop)
         if endpoint is not None:  # the harness reaches the mock or the gateway as the sandbox shows it
             endpoint = replace(endpoint, base_url=sandbox.visible_url(endpoint.base_url))

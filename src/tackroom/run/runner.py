@@ -27,7 +27,7 @@ from tackroom.errors import RunSpecError, TackroomError
 from tackroom.project import load_project
 from tackroom.run.prepare import Local, Ready, prepare, removed_on_failure, stage
 from tackroom.run.result import Result, save
-from tackroom.run.sandbox import Network
+from tackroom.run.sandbox import Network, get_sandbox
 from tackroom.run.services import captured, fetched, start_services
 from tackroom.run.services import vocabulary as vocabulary
 from tackroom.run.session import EventCallback, execute
@@ -84,6 +84,7 @@ async def arun(
     transport: str | None = None,
     sandbox: str | None = None,
     network: Network | None = None,
+    image: str | None = None,
     writable: tuple[Path, ...] = (),
 ) -> Result:
     """Run ``adapter`` once on ``prompt`` and return its :class:`Result`; or run a :class:`RunSpec`.
@@ -146,7 +147,8 @@ async def arun(
     ``sandbox`` runs the harness in a registered sandbox (``none``, on the host, by default;
     ``bwrap``: the host read-only, the user's homes hidden, only its places writable), and
     ``network="none"`` keeps it from everything but its model endpoint where the sandbox can
-    (either, when not given, as the project file says, else ``none`` and ``host``);
+    (either, when not given, as the project file says, else ``none`` and ``host``); ``image`` is
+    the container image a ``docker`` or ``podman`` sandbox runs the harness in;
     ``writable`` names more host paths the sandbox lets it write (a probe's scratch).
 
     A run that fails before its harness starts (an unknown adapter, a missing
@@ -179,6 +181,7 @@ async def arun(
         set_too += [n for n, v in (("capture", capture), ("credentials", credentials)) if v]
         set_too += ["timeout_s"] * (timeout_s != 600.0) + ["home"] * (home != "isolated")
         set_too += ["sandbox"] * (sandbox is not None) + ["network"] * (network is not None)
+        set_too += ["image"] * (image is not None)
         set_too += ["profile"] * (profile != "default" and _given(profile) is None)
         if set_too:
             raise RunSpecError(
@@ -215,6 +218,7 @@ async def arun(
                 transport=transport,
                 sandbox=sandbox,
                 network=network,
+                image=image,
             )
         except TackroomError as exc:
             exc.adapter = exc.adapter or (
@@ -317,6 +321,7 @@ def _set_up(spec: RunSpec, local: Local, stack: ExitStack) -> Ready:
                 serving=local.serving,
                 mock_log=local.mock_log,
                 capture_db=local.capture_db,
+                bind="127.0.0.1" if get_sandbox(spec.sandbox).reaches_host_loopback else "0.0.0.0",
             )
         except TackroomError as exc:
             exc.adapter = exc.adapter or prepared.adapter.name

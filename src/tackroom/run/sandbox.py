@@ -39,7 +39,7 @@ GROUP = "tackroom.sandboxes"
 Network = Literal["host", "none"]
 """``host``: the harness reaches what the host reaches; ``none``: nothing but its model endpoint."""
 PRIMITIVES = ("stage", "spawn", "visible_path", "visible_url", "read_back", "stop")
-FLAGS = ("isolates_network", "reaches_host_loopback", "persistent")
+FLAGS = ("isolates_network", "reaches_host_loopback", "persistent", "runs_image")
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,15 @@ class Sandbox(ABC):
     """A loopback URL of the host (the mock, the gateway) works from inside as it is."""
     persistent: ClassVar[bool] = True
     """What the harness writes in its places is on the host after it ends (transcripts, results)."""
+    runs_image: ClassVar[bool] = False
+    """It runs the harness in a container image (the run must name one: ``RunSpec.image``)."""
     requires: ClassVar[str] = ""
     """What to install when :meth:`available` says no (a package name, a command)."""
 
-    def __init__(self, places: Places, network: Network = "host") -> None:
+    def __init__(self, places: Places, network: Network = "host", image: str | None = None) -> None:
         self.places = places
         self.network = network
+        self.image = image
 
     @classmethod
     def available(cls) -> str | None:
@@ -222,8 +225,19 @@ def check_sandbox(name: str, target: str, found: object) -> type[Sandbox]:
     return found
 
 
-def check_capabilities(cls: type[Sandbox], network: Network) -> None:
+def check_capabilities(
+    cls: type[Sandbox], network: Network, image: str | None = None, capture: bool = False
+) -> None:
     """Refuse, before anything starts, a run this sandbox cannot give or that cannot run here."""
+    if cls.runs_image and not image:
+        raise RunSpecError(f"a {cls.name} sandbox runs the harness in an image: name one (RunSpec.image)")
+    if image and not cls.runs_image:
+        raise RunSpecError(f"sandbox {cls.name!r} runs no image: drop the image, or choose docker or podman")
+    if capture and not cls.reaches_host_loopback:
+        raise RunSpecError(
+            f"a {cls.name} sandbox cannot reach this host's loopback, and a gateway holding your key "
+            "must not listen beyond it: capture with --sandbox none or bwrap"
+        )
     if network == "none" and not cls.isolates_network:
         isolating = [n for n in sandbox_names() if _isolates(n)]
         raise RunSpecError(

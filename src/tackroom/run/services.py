@@ -45,10 +45,13 @@ def start_services(
     serving: MockServer | None = None,
     mock_log: Path | None = None,
     capture_db: Path | None = None,
+    bind: str = "127.0.0.1",
 ) -> Services:
     """Start the mock and the gateway ``spec`` asks for (each stopped with ``stack``) and say where the
-    harness goes. ``serving`` is a mock the caller already serves, used as it is and left running."""
-    server = start_mock(adapter, spec.mock, serving, mock_log, stack)
+    harness goes. ``serving`` is a mock the caller already serves, used as it is and left running;
+    ``bind`` is the address a mock started here listens on (beyond loopback only for a container,
+    which cannot reach it: the mock is keyless)."""
+    server = start_mock(adapter, spec.mock, serving, mock_log, stack, bind)
     endpoint = endpoint_for(server, spec.base_url, spec.api_key_env)
     captor = start_gateway(server, spec.base_url, environ, capture_db, stack) if spec.capture else None
     through = spec.gateway or (captor.url if captor is not None else None)
@@ -84,6 +87,7 @@ def start_mock(
     serving: MockServer | None,
     log: Path | None,
     stack: ExitStack,
+    bind: str = "127.0.0.1",
 ) -> MockServer | None:
     """The mock the run talks to: the caller's, already serving (it stays up after the run), or one
     started for ``script`` and stopped with ``stack``; None for a run with no mock."""
@@ -93,7 +97,7 @@ def start_mock(
         return None
     from tackroom.mock import MockServer
 
-    server = MockServer(script=script, tools=vocabulary(adapter), log_path=log)
+    server = MockServer(script=script, tools=vocabulary(adapter), log_path=log, host=bind)
     return stack.enter_context(server)
 
 

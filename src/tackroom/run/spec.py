@@ -83,10 +83,12 @@ class RunSpec:
     """Where the harness runs: ``none`` (on the host), ``bwrap``, or another registered sandbox."""
     network: Network = "host"
     """``none``: the harness reaches nothing but its model endpoint (a sandbox that can isolate it)."""
+    image: str | None = None
+    """The container image a docker or podman sandbox runs the harness in (it has the harness)."""
 
     def __post_init__(self) -> None:
         _check_text(self.prompt, "prompt", optional=False)
-        for name in ("adapter", "version", "transport", "api_key_env"):
+        for name in ("adapter", "version", "transport", "api_key_env", "image"):
             _check_text(getattr(self, name), name)
         for name in ("capture", "credentials"):
             if not isinstance(getattr(self, name), bool):

@@ -77,8 +77,8 @@ class BwrapSandbox(Sandbox):
     persistent = True
     requires = "bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)"
 
-    def __init__(self, places: Places, network: Network = "host") -> None:
-        super().__init__(places, network)
+    def __init__(self, places: Places, network: Network = "host", image: str | None = None) -> None:
+        super().__init__(places, network, image)
         self._ports: dict[int, tuple[str, int]] = {}
         self._relays: list[_HostRelay] = []
         self._sockets: Path | None = None
