@@ -21,7 +21,7 @@ CELL = {
 }  # fmt: skip
 HOST = {
     "FamilyError", "InstallError", "RegistryError", "HarnessNotFoundError", "HarnessVersionError",
-    "StateError", "GatewayError", "LaunchError",
+    "StateError", "GatewayError", "LaunchError", "SandboxError",
 }  # fmt: skip
 
 

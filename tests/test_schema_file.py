@@ -41,7 +41,7 @@ def test_public_api() -> None:
         *("OptionError", "UnsupportedOptionError", "TemplateError", "UnknownAdapterError"),
         *("FamilyError", "InstallError", "HarnessNotFoundError", "HarnessVersionError"),
         *("MockError", "MockScriptError", "RunError", "TrustError", "StreamLineError", "RegistryError"),
-        *("RunSpec", "RunSpecError", "LaunchError"),
+        *("RunSpec", "RunSpecError", "LaunchError", "SandboxError"),
         "UntrustedProjectError",
         *("DetectionError", "ConformanceError", "detect", "Detection"),
         *("ProbeError", "RowError", "StateError", "Gateway", "GatewayError"),

@@ -112,7 +112,7 @@ def test_a_mock_script_round_trips_turn_for_turn() -> None:
 @pytest.mark.parametrize(
     ("data", "words"),
     [
-        ({"spec": 1, "prompt": "p", "sandbox": "bwrap"}, "unknown field(s) in a run spec: sandbox"),
+        ({"spec": 1, "prompt": "p", "jail": "bwrap"}, "unknown field(s) in a run spec: jail"),
         ({"spec": 2, "prompt": "p"}, "run spec format 2"),
         ({"prompt": "p"}, "run spec format None"),
         ({"spec": 1}, "needs its prompt"),
