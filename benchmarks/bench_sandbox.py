@@ -132,6 +132,11 @@ cost: at most +30 ms):
 | harness | no sandbox | bwrap | bwrap, network none |
 |---|---|---|---|
 {lines}
+
+What bwrap adds: one `bwrap ... true` per process to check, before anything starts, that namespaces
+can be made here (about 5 ms), bwrap setting up its mounts and namespaces, and, with no network, the
+relay's own Python start in front of the harness and the host relay thread. The harness's run
+varies by more than that between rounds on this shared machine (a negative difference is noise).
 """
 
 
