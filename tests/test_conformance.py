@@ -31,7 +31,7 @@ from tackroom.conformance import (
     family_problems,
 )
 from tackroom.errors import ConformanceError, TackroomError
-from tackroom.families.base import Family, PlainTextParser
+from tackroom.families.base import Family, PlainTextParser, StreamParser
 
 BUILTINS = sorted(resolve_builtins())
 
@@ -193,6 +193,9 @@ class Hollow(Family):
     name = "hollow"
     stream = "nothing"
 
+    def parser(self) -> StreamParser:
+        return StreamParser()  # the base parser: it reads nothing
+
 
 class Shared(Family):
     name = "shared"
@@ -215,6 +218,11 @@ class Fragile(Family):
 
 
 def test_family_problems_name_what_keeps_a_family_from_parsing() -> None:
+    class Mute(Family):  # no parser at all: Family is abstract, so it cannot even be made
+        name = "mute"
+
+    with pytest.raises(TypeError, match="abstract method parser"):
+        Mute()  # type: ignore[abstract]
     assert family_problems(Hollow()) == [
         "family 'hollow' has no stream parser: its parser reads nothing; override Family.parser()"
     ]
@@ -262,9 +270,10 @@ def test_a_third_party_family_without_a_stream_parser_fails_the_family_check(tmp
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    # A family without a parser cannot be made, so it does not load; the other families still do.
     assert done.stdout.strip() == (
-        "test: adapter.hollow-cli.family: family 'hollow' has no stream parser: its parser "
-        "reads nothing; override Family.parser() [family]"
+        "test: adapter.hollow-cli.family: family 'hollow' (hollow_family:FAMILY) cannot be made: "
+        "Can't instantiate abstract class Hollow with abstract method parser [family]"
     )
 
 

@@ -106,6 +106,16 @@ def test_the_bwrap_command_line(tmp_path: Path) -> None:
     # The homes hidden first, then the run's places bound back writable, in that order.
     assert joined.index(f"--tmpfs {home}") < joined.index(f"--bind {run_dir} {run_dir}")
     assert f"--bind {workdir} {workdir}" in joined and f"--chdir {workdir}" in joined
+    # A PATH entry under a hidden home is bound back read-only: a tool manager's tree, but of
+    # ~/.local only its bin (its share/ holds the user's data).
+    tools = home / ".pyenv" / "shims"
+    local_bin = home / ".local" / "bin"
+    for path in (tools, local_bin, home / ".local" / "share" / "tackroom"):
+        path.mkdir(parents=True)
+    bound = BwrapSandbox(places).argv(["claude"], workdir, {"PATH": f"{tools}:{local_bin}:/usr/bin"})
+    ro = {bound[i + 1] for i, item in enumerate(bound) if item == "--ro-bind"}
+    assert str(home / ".pyenv") in ro and str(local_bin) in ro
+    assert str(home / ".local") not in ro and str(home) not in ro
     offline = BwrapSandbox(places, "none")
     assert offline.visible_url("http://127.0.0.1:4321/v1") == "http://127.0.0.1:4321/v1"
     with pytest.raises(RunSpecError, match="reaches only a model endpoint on this host's loopback"):
@@ -145,6 +155,14 @@ def listener() -> Iterator[int]:
     server.close()
 
 
+def _recorded(directory: Path) -> str:
+    """The recorded stream, copied where a sandboxed fake can read it: a checkout under /tmp is not
+    there inside (its /tmp is its own), while the workdir is bound in."""
+    copy = directory / "recorded-stream.jsonl"
+    copy.write_bytes(RECORDED.read_bytes())
+    return str(copy)
+
+
 def _attempts(run_dir: Path) -> dict[str, dict[str, Any]]:
     lines = (run_dir / "stderr.log").read_text().splitlines()
     found = [json.loads(line) for line in lines if line.startswith('{"try"')]
@@ -160,10 +178,12 @@ def test_a_harness_in_bwrap_runs_and_keeps_to_its_places(config_dir: Path, tmp_p
     inside = tmp_path / "work" / "inside.txt"
     inside.parent.mkdir()
     refused = [f"read:{real_home / '.ssh' / 'id_ed25519'}", "write:/usr/tackroom-escape"]
-    refused.append(f"write:{Path(__file__).parent / 'escape.txt'}")
-    attempts = [f"write:{outside}", f"write:{inside}", *refused]
+    # The checkout: read-only where it is on the host's disk, the sandbox's own /tmp where it is
+    # under /tmp (as a CI checkout may be). Either way the host's file is never written.
+    checkout = Path(__file__).parent / "escape.txt"
+    attempts = [f"write:{outside}", f"write:{inside}", f"write:{checkout}", *refused]
     args = [arg for a in attempts for arg in ("--try", a)]
-    fake_adapter(config_dir, *args, "--replay", str(RECORDED))
+    fake_adapter(config_dir, *args, "--replay", _recorded(inside.parent))
     result = run("fake", "hello", workdir=inside.parent, sandbox="bwrap", runs_dir=tmp_path / "runs")
     assert result.ok and result.final_text == "TACKROOM-TEXT-claude-code"
     tried = _attempts(result.run_dir)
@@ -171,7 +191,7 @@ def test_a_harness_in_bwrap_runs_and_keeps_to_its_places(config_dir: Path, tmp_p
     for attempt in refused:
         assert not tried[attempt]["ok"], tried[attempt]
     assert tried[f"write:{outside}"]["ok"] and not outside.exists()  # it wrote into its private /tmp
-    assert not (Path(__file__).parent / "escape.txt").exists()
+    assert not checkout.exists()
 
 
 @needs_bwrap
@@ -184,7 +204,7 @@ def test_offline_bwrap_reaches_the_mock_and_nothing_else(
         endpoint = f"http:{mock.base_url}/v1/models"
         other = f"connect:127.0.0.1:{listener}"
         args = ["--try", endpoint, "--try", other, "--try", "connect:1.1.1.1:443"]
-        fake_adapter(config_dir, *args, "--replay", str(RECORDED))
+        fake_adapter(config_dir, *args, "--replay", _recorded(tmp_path))
         result = run(
             "fake",
             "hello",
@@ -239,7 +259,7 @@ def test_a_project_file_asks_for_a_sandbox_and_a_flag_wins(
     (repo / ".git").mkdir(parents=True)
     (repo / "tackroom.toml").write_text('sandbox = "bwrap"\nnetwork = "none"\n')
     other = f"connect:127.0.0.1:{listener}"
-    fake_adapter(config_dir, "--try", other, "--replay", str(RECORDED))
+    fake_adapter(config_dir, "--try", other, "--replay", _recorded(repo))
     boxed = run("fake", "hello", workdir=repo, runs_dir=tmp_path / "runs")
     assert boxed.ok and not _attempts(boxed.run_dir)[other]["ok"]
     # A flag (here: the host's network) wins over the project file's choice.

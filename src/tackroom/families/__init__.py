@@ -79,7 +79,12 @@ def engines() -> dict[str, Engine]:
         (f"tackroom.profile.engines.{m}", import_module(f"tackroom.profile.engines.{m}").ENGINES)
         for m in _GENERIC
     ]
-    sources += [(f"family {name!r}", get_family(name).engines()) for name in family_names()]
+    for name in family_names():
+        try:
+            sources.append((f"family {name!r}", get_family(name).engines()))
+        except FamilyError:
+            # A family that cannot be made contributes nothing; using it says why (get_family).
+            continue
     for source, listed in sources:
         for engine_ in listed:
             if not isinstance(engine_, Engine) or not engine_.name or not engine_.kinds:

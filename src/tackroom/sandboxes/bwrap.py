@@ -190,8 +190,11 @@ class BwrapSandbox(Sandbox):
         wanted = [*self.places.read_only, Path(sys.prefix), Path(sys.base_prefix), package]
         for entry in (Path(p) for p in env.get("PATH", "").split(os.pathsep) if p):
             # A tool manager's bin dir (~/.pyenv/shims, ~/.nvm/versions/node/v22/bin) needs the
-            # tree it is in; never the hidden directory itself (~/bin: only ~/bin).
-            wanted.append(entry.parent if entry.parent not in hidden else entry)
+            # tree it is in; never a hidden directory itself (~/bin: only ~/bin), nor ~/.local
+            # (~/.local/bin: only that), whose share/ holds the user's data (tackroom's own too).
+            parent = entry.parent
+            shared = parent in hidden or parent.name == ".local"
+            wanted.append(entry if shared else parent)
         found: list[Path] = []
         for path in wanted:
             real = Path(os.path.realpath(path))
