@@ -122,15 +122,26 @@ class Sandbox(ABC):
         """Stop everything still running inside; safe to call more than once."""
 
 
-class LocalSandbox(Sandbox):
-    """No sandbox: the harness runs on the host in its own process group, as a run always did."""
-
-    name = "none"
+class SharedPlaces(Sandbox):
+    """A sandbox whose places are the host's own paths (bound or mounted at the same names): files
+    are staged and read back on the host, and a path looks the same inside."""
 
     def stage(self, files: tuple[StagedFile, ...], home: Path | None) -> None:
         from tackroom.run.home import stage_files
 
         stage_files(files, home)
+
+    def visible_path(self, path: Path) -> Path:
+        return path
+
+    def read_back(self, path: Path) -> bytes:
+        return path.read_bytes()
+
+
+class LocalSandbox(SharedPlaces):
+    """No sandbox: the harness runs on the host in its own process group, as a run always did."""
+
+    name = "none"
 
     async def spawn(
         self,
@@ -145,14 +156,8 @@ class LocalSandbox(Sandbox):
     ) -> ProcessResult:
         return await spawn_on_host(argv, env, cwd, timeout_s, stdin, on_stdout_line, escape_marker)
 
-    def visible_path(self, path: Path) -> Path:
-        return path
-
     def visible_url(self, url: str) -> str:
         return url
-
-    def read_back(self, path: Path) -> bytes:
-        return path.read_bytes()
 
     def stop(self) -> None:
         """Nothing outlives :meth:`spawn`: it returns once the process group is gone."""

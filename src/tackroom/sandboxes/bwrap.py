@@ -32,11 +32,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from tackroom.errors import RunSpecError
-from tackroom.run.sandbox import Network, Places, Sandbox, spawn_on_host
+from tackroom.run.sandbox import Network, Places, SharedPlaces, spawn_on_host
 from tackroom.sandboxes.relay import connect
 
 if TYPE_CHECKING:
-    from tackroom.adapters.plan import StagedFile
     from tackroom.run.process import Conversation, LineCallback, ProcessResult
 
 HIDDEN = (Path("/home"), Path("/root"))
@@ -68,7 +67,7 @@ def _namespaces() -> str | None:
     )
 
 
-class BwrapSandbox(Sandbox):
+class BwrapSandbox(SharedPlaces):
     """The harness in bubblewrap: host read-only, the user's homes hidden, its places writable."""
 
     name = "bwrap"
@@ -89,14 +88,6 @@ class BwrapSandbox(Sandbox):
             return f"no bwrap on PATH: install {cls.requires}"
         return _namespaces()
 
-    def stage(self, files: tuple[StagedFile, ...], home: Path | None) -> None:
-        from tackroom.run.home import stage_files
-
-        stage_files(files, home)  # the places are bound in at the same paths
-
-    def visible_path(self, path: Path) -> Path:
-        return path
-
     def visible_url(self, url: str) -> str:
         """The same URL: with a network of its own, the relay listens on the endpoint's own port."""
         if self.network == "none":
@@ -109,9 +100,6 @@ class BwrapSandbox(Sandbox):
                 )
             self._ports[port] = ("127.0.0.1" if host == "localhost" else host, port)
         return url
-
-    def read_back(self, path: Path) -> bytes:
-        return path.read_bytes()
 
     def argv(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
         """The bwrap command line that runs ``argv`` in this sandbox (its relay in front, offline)."""

@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from tackroom.errors import RunSpecError, SandboxError
-from tackroom.run.sandbox import Network, Places, Sandbox, spawn_on_host
+from tackroom.run.sandbox import Network, Places, SharedPlaces, spawn_on_host
 
 if TYPE_CHECKING:
-    from tackroom.adapters.plan import StagedFile
     from tackroom.run.process import Conversation, LineCallback, ProcessResult
 
 HOST_ALIAS = "host.docker.internal"
@@ -39,7 +38,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 """Host-local addresses (a mock bound to all of them for a container is reached the same way)."""
 
 
-class ContainerSandbox(Sandbox):
+class ContainerSandbox(SharedPlaces):
     """The harness in a container of the spec's image; ``engine`` is the CLI that runs it."""
 
     engine: ClassVar[str] = ""
@@ -62,14 +61,6 @@ class ContainerSandbox(Sandbox):
             return f"no {cls.engine} on PATH: install {cls.requires}"
         return None
 
-    def stage(self, files: tuple[StagedFile, ...], home: Path | None) -> None:
-        from tackroom.run.home import stage_files
-
-        stage_files(files, home)  # the run directory is mounted at its host path
-
-    def visible_path(self, path: Path) -> Path:
-        return path
-
     def visible_url(self, url: str) -> str:
         """A loopback URL of the host, as the container reaches it: through the host's gateway."""
         parts = urlsplit(url)
@@ -77,9 +68,6 @@ class ContainerSandbox(Sandbox):
             return url
         port = f":{parts.port}" if parts.port else ""
         return urlunsplit(parts._replace(netloc=f"{HOST_ALIAS}{port}"))
-
-    def read_back(self, path: Path) -> bytes:
-        return path.read_bytes()
 
     def create_argv(self) -> list[str]:
         """The command line that creates the run's container (then ``start`` runs it)."""
