@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -220,6 +222,67 @@ def test_offline_bwrap_reaches_the_mock_and_nothing_else(
     assert not tried[other]["ok"] and not tried["connect:1.1.1.1:443"]["ok"]
     # Reached on the host the same way, the other port answers: the sandbox is what refused it.
     socket.create_connection(("127.0.0.1", listener), timeout=3).close()
+
+
+def _children_named(name: bytes) -> list[int]:
+    """Live children of this process whose command is ``name``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except (OSError, ValueError):
+            continue
+        if command == name and int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def _working_in(directory: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cwd = (entry / "cwd").resolve()
+        except OSError:
+            continue
+        if entry.name.isdigit() and (cwd == directory or directory in cwd.parents):
+            found.append(int(entry.name))
+    return found
+
+
+@needs_bwrap
+def test_a_sandbox_that_dies_mid_run_is_a_failed_result_with_its_reason(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    pids = workdir / "pids"
+    started = '{"type": "system", "subtype": "init", "session_id": "s-1"}'
+    fake_adapter(
+        config_dir, "--announce", "--pid-file", str(pids), "--emit", started, "--hang", "--lifetime", "60"
+    )
+
+    def kill_the_sandbox() -> None:
+        for _ in range(300):
+            if pids.exists() and (outer := _children_named(b"bwrap")):
+                os.kill(outer[0], signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_sandbox)
+    killer.start()
+    began = time.monotonic()
+    result = run("fake", "hello", workdir=workdir, sandbox="bwrap", timeout_s=60, runs_dir=tmp_path / "runs")
+    killer.join()
+    assert time.monotonic() - began < 30
+    assert not result.ok and result.exit_code == -signal.SIGKILL
+    assert result.error is not None
+    assert result.error.startswith("the bwrap sandbox died mid-run (bwrap was killed by SIGKILL)"), (
+        result.error
+    )
+    assert result.session_id == "s-1"  # what the harness said before is kept
+    assert json.loads((result.run_dir / "result.json").read_text())["error"] == result.error
+    assert _working_in(workdir) == []
 
 
 def _available_with(path: str) -> str:

@@ -149,6 +149,8 @@ class ProcessResult:
     """Descendants that left the group, found by ``escape_marker`` after it was gone, and stopped."""
     released: bool = False
     """A :class:`Conversation` was finished and the child, still running after its linger, was stopped."""
+    sandbox_failure: str | None = None
+    """Why the sandbox around the harness ended the run (it died mid-run), else None."""
 
 
 async def run_process(

@@ -18,9 +18,10 @@ checked when they are loaded: a sandbox missing a primitive is a named
 
 from __future__ import annotations
 
+import signal
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import import_module
 from pathlib import Path
@@ -171,11 +172,17 @@ async def spawn_on_host(
     stdin: bytes | Conversation | None,
     on_stdout_line: LineCallback | None,
     escape_marker: str | None,
+    wrapper: str | None = None,
 ) -> ProcessResult:
-    """``argv`` as a process group of this host (what a sandbox that wraps argv spawns)."""
+    """``argv`` as a process group of this host (what a sandbox that wraps argv spawns).
+
+    ``wrapper`` names the sandbox whose command leads ``argv`` (``bwrap``, ``docker exec``). Such a
+    command reports its harness's death by a signal as an exit status (128 + N), so its own death by a
+    signal tackroom did not send means the sandbox died mid-run: the result says so.
+    """
     from tackroom.run.process import run_process
 
-    return await run_process(
+    done = await run_process(
         argv,
         env=env,
         cwd=cwd,
@@ -184,6 +191,16 @@ async def spawn_on_host(
         on_stdout_line=on_stdout_line,
         escape_marker=escape_marker,
     )
+    if wrapper is None or done.exit_code is None or done.exit_code >= 0 or done.signalled is not None:
+        return done
+    try:
+        name = signal.Signals(-done.exit_code).name
+    except ValueError:
+        name = f"signal {-done.exit_code}"
+    why = (
+        f"the {wrapper} sandbox died mid-run ({argv[0]} was killed by {name}); what ran inside it was stopped"
+    )
+    return replace(done, sandbox_failure=why)
 
 
 @cache

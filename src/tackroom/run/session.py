@@ -133,7 +133,9 @@ def _fold(
 ) -> Result:
     summary = events.summarizer.summary()
     error = summary.error
-    if done.timed_out:
+    if done.sandbox_failure is not None:
+        error = done.sandbox_failure + (f" ({error})" if error else "")
+    elif done.timed_out:
         error = f"timed out after {timeout_s:g}s" + (f" ({error})" if error else "")
     elif error is None and done.exit_code != 0 and not done.released:
         last = stderr.strip().splitlines()[-1:] or [""]

@@ -143,7 +143,9 @@ class BwrapSandbox(SharedPlaces):
             for port, target in sorted(self._ports.items()):
                 self._relays.append(_HostRelay(self._socket_dir() / f"{port}.sock", target))
         try:
-            return await spawn_on_host(command, env, cwd, timeout_s, stdin, on_stdout_line, escape_marker)
+            return await spawn_on_host(
+                command, env, cwd, timeout_s, stdin, on_stdout_line, escape_marker, wrapper=self.name
+            )
         finally:
             self.stop()
 

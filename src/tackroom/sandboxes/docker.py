@@ -106,7 +106,9 @@ class ContainerSandbox(SharedPlaces):
         await asyncio.to_thread(self._start)
         try:
             command = self.exec_argv(argv, cwd, env)
-            return await spawn_on_host(command, env, cwd, timeout_s, stdin, on_stdout_line, escape_marker)
+            return await spawn_on_host(
+                command, env, cwd, timeout_s, stdin, on_stdout_line, escape_marker, wrapper=self.name
+            )
         finally:
             await asyncio.to_thread(self.stop)
 
