@@ -1,41 +1,82 @@
-"""The Typer application: every command group, registered (see :mod:`tackroom.cli` for the entry point)."""
+"""The Typer application: every command group, registered (see :mod:`tackroom.cli` for the entry point).
+
+A command's module is imported only when that command runs (or when help lists them all): a
+command pays for its own imports, never for every other command's (Rich, asyncio, the gateway's
+server). :data:`COMMANDS` names where each one lives.
+"""
 
 from __future__ import annotations
 
-import typer
+from importlib import import_module
 
-from tackroom.cli import adapters, gateway, mock, profile, runs, trace, usage
-from tackroom.cli.capabilities import capabilities_command
-from tackroom.cli.detect import detect_command
-from tackroom.cli.doctor import doctor_command
-from tackroom.cli.drift import drift_command
-from tackroom.cli.install import install_command
-from tackroom.cli.probe import probe_command
-from tackroom.cli.run import run_command
-from tackroom.cli.trust import trust_command
+import typer
+from typer.core import TyperGroup
+
+TYPE_CHECKING = False  # not typing's: the quickest commands should not load it
+if TYPE_CHECKING:
+    from typer import _click
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "detect": ("tackroom.cli.detect", "detect_command"),
+    "probe": ("tackroom.cli.probe", "probe_command"),
+    "capabilities": ("tackroom.cli.capabilities", "capabilities_command"),
+    "doctor": ("tackroom.cli.doctor", "doctor_command"),
+    "drift": ("tackroom.cli.drift", "drift_command"),
+    "install": ("tackroom.cli.install", "install_command"),
+    "run": ("tackroom.cli.run", "run_command"),
+    "trust": ("tackroom.cli.trust", "trust_command"),
+    "adapters": ("tackroom.cli.adapters", "app"),
+    "gateway": ("tackroom.cli.gateway", "app"),
+    "mock": ("tackroom.cli.mock", "app"),
+    "profile": ("tackroom.cli.profile", "app"),
+    "runs": ("tackroom.cli.runs", "app"),
+    "trace": ("tackroom.cli.trace", "app"),
+    "usage": ("tackroom.cli.usage", "app"),
+}
+"""Each command's name: the module it lives in and the Typer group or function there, in help order."""
+
+
+class _Commands(TyperGroup):
+    """The root group: it knows its commands by name and makes each from its module when asked."""
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *COMMANDS]
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        if cmd_name not in COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = _command(cmd_name)
+        return self.commands[cmd_name]
+
+
+def _command(name: str) -> _click.Command:
+    """The Click command ``name`` is, made exactly as ``add_typer``/``command`` on the root would."""
+    module, attribute = COMMANDS[name]
+    found = getattr(import_module(module), attribute)
+    holder = typer.Typer(add_completion=False)
+    holder.callback()(_nothing)  # a callback makes it a group, even around one command
+    if isinstance(found, typer.Typer):
+        holder.add_typer(found, name=name)
+    else:
+        holder.command(name)(found)
+    group = typer.main.get_command(holder)
+    assert isinstance(group, TyperGroup)
+    return group.commands[name]
+
+
+def _nothing() -> None:
+    """The holder group's callback: it has nothing to do."""
+
 
 app = typer.Typer(
     name="tackroom",
     help="Drive every coding-agent CLI through one interface, and prove what it configured was used.",
+    cls=_Commands,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(adapters.app, name="adapters")
-app.add_typer(gateway.app, name="gateway")
-app.add_typer(mock.app, name="mock")
-app.add_typer(profile.app, name="profile")
-app.add_typer(runs.app, name="runs")
-app.add_typer(trace.app, name="trace")
-app.add_typer(usage.app, name="usage")
-app.command("detect")(detect_command)
-app.command("probe")(probe_command)
-app.command("capabilities")(capabilities_command)
-app.command("doctor")(doctor_command)
-app.command("drift")(drift_command)
-app.command("install")(install_command)
-app.command("run")(run_command)
-app.command("trust")(trust_command)
 
 
 @app.callback()
