@@ -2,12 +2,14 @@
 per harness and version, at every version its adapter names (``verified_with`` and each of
 ``previously_verified``).
 
-The row comes from ``tackroom.probe`` exactly as ``tackroom probe`` makes it (four real runs
-against the mock). Its tests: every capability the adapter declares is ``true``; the probe ran
-cleanly; and ``docs/capabilities.json`` (the rows ``docs/capabilities.md`` is rendered from)
-claims nothing for this harness and version that this probe did not prove. With
-``--update-golden`` the probe's row replaces the committed one and the Markdown is rendered
-again: that is how the committed matrix is made, from real proofs only.
+The row comes from ``tackroom.probe`` exactly as ``tackroom probe NAME --sandbox bwrap --network
+none`` makes it: four real runs against the mock, each in bubblewrap with nothing reachable but the
+mock (issue 24; where bwrap cannot run and ``TACKROOM_TEST_REQUIRE_BWRAP`` is not set, on the host).
+Its tests: every capability the adapter declares is ``true``; the probe ran cleanly; and
+``docs/capabilities.json`` (the rows ``docs/capabilities.md`` is rendered from) claims nothing for
+this harness and version that this probe did not prove. With ``--update-golden`` the probe's row
+replaces the committed one and the Markdown is rendered again: that is how the committed matrix is
+made, from real proofs only.
 """
 
 from __future__ import annotations
@@ -28,10 +30,15 @@ from tackroom.probe.doctor import adoctor, declared_capabilities
 from tackroom.probe.matrix import latest_per_version, markdown
 from tackroom.probe.rows import OUTCOME_NOTE, Row, row_from_json
 from tackroom.probe.runner import installed, probe
+from tackroom.sandboxes.bwrap import BwrapSandbox
 from tackroom.state import CapabilityRows, StateDB
 
 pytestmark = pytest.mark.real
 
+SANDBOX = (
+    "bwrap" if BwrapSandbox.available() is None or os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP") else "none"
+)
+"""Where the probes run: in bwrap, offline, wherever it can run (CI requires it)."""
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 ROWS_FILE = DOCS / "capabilities.json"
 
@@ -88,7 +95,15 @@ def proven(
         located = installed(adapter, version, environ)
         assert located is not None
         scratch = tmp_path_factory.mktemp(f"probe-{name}")
-        row = probe(adapter, executable=located, environ=environ, scratch=scratch, timeout_s=120)
+        row = probe(
+            adapter,
+            executable=located,
+            environ=environ,
+            scratch=scratch,
+            timeout_s=120,
+            sandbox=SANDBOX,
+            network="none" if SANDBOX == "bwrap" else "host",
+        )
         _rows[(name, version)] = Proven(adapter, version, row)
         if request.config.getoption("--update-golden"):
             _record(row)

@@ -128,19 +128,15 @@ def test_plain_text_inside_bwrap_with_no_network(harness: Adapter, run_harness: 
 
 
 @pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
-def test_the_capability_probe_inside_bwrap_with_no_network(
+def test_the_capability_probe_on_the_host(
     harness: Adapter, harness_environ: dict[str, str], tmp_path: Path
 ) -> None:
-    """`tackroom probe claude-code --sandbox bwrap --network none` proves every declared capability."""
+    """`tackroom probe claude-code` with no sandbox proves every declared capability (the probes of
+    tests/real/test_profile_real.py run in bwrap, offline)."""
     from tackroom.probe.doctor import declared_capabilities
     from tackroom.probe.runner import probe
 
-    why = BwrapSandbox.available()
-    if why is not None and not os.environ.get("TACKROOM_TEST_REQUIRE_BWRAP"):
-        pytest.skip(f"bwrap cannot run here: {why}")
-    row = probe(
-        harness, environ=harness_environ, scratch=tmp_path, timeout_s=120, sandbox="bwrap", network="none"
-    )
+    row = probe(harness, environ=harness_environ, scratch=tmp_path, timeout_s=120)
     assert row.outcome == "ok", row.notes
     unproven = {
         c: row.supports.get(c) for c in declared_capabilities(harness) if row.supports.get(c) is not True
