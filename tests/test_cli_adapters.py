@@ -165,3 +165,34 @@ def test_metrics_show_no_drift_for_a_previously_verified_client(tmp_path: Path, 
     )
     done = run_cli("adapters", "metrics")
     assert f'client_version="{previous}"' in done.stdout and "tackroom_adapter_drift{" not in done.stdout
+
+
+def test_the_quick_listing_answers_as_the_full_command_does(config_dir: Path) -> None:
+    """``adapters list --json`` is answered without the CLI framework, with the full command's output."""
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from tackroom.cli.app import app
+
+    (config_dir / "adapters.d" / "10.toml").write_text(
+        '[adapter.claude-x]\nextends = "claude-code"\nexecutable = "/x"\n', encoding="utf-8"
+    )
+    quick = run_cli("adapters", "list", "--json")
+    assert quick.returncode == 0, quick.stderr
+    full = CliRunner().invoke(app, ["adapters", "list", "--json"])
+    assert full.exit_code == 0, full.output
+    assert quick.stdout == full.stdout
+    probe = (
+        "import contextlib, io, sys\n"
+        "from tackroom.cli.quick import adapters_quickly\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert adapters_quickly(['list', '--json'])\n"
+        "    assert not adapters_quickly(['list']) and not adapters_quickly(['list', '--json', '--help'])\n"
+        "print([m for m in ('typer', 'rich', 'pydantic', 'asyncio') if m in sys.modules])\n"
+    )
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert found.stdout.strip() == "[]", found.stderr
+    helped = run_cli("adapters", "list", "--json", "--help")  # left to the full command
+    assert helped.returncode == 0 and "Every adapter" in helped.stdout

@@ -4,11 +4,12 @@ Errors are shown once, here at the edge: a :class:`~tackroom.errors.TackroomErro
 prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
 130; a traceback only with ``--debug``.
 
-The commands live in :mod:`tackroom.cli.app`. A usage report, the command
-people run over and over, first tries :mod:`tackroom.cli.quick`, which
-answers it without importing the CLI framework; anything it does not handle
-exactly (help, a mistake, an option it does not know) goes to the full
-application, which says what is wrong.
+The commands live in :mod:`tackroom.cli.app`. A usage report and the adapter
+listing, the commands people and scripts run over and over, first try
+:mod:`tackroom.cli.quick`, which answers their JSON forms without importing
+the CLI framework; anything it does not handle exactly (help, a mistake, an
+option it does not know) goes to the full application, which says what is
+wrong.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def main() -> None:
             from tackroom.cli.quick import usage_quickly
 
             if usage_quickly(sys.argv[2:]):
+                _end_now()
+        elif sys.argv[1:2] == ["adapters"]:
+            from tackroom.cli.quick import adapters_quickly
+
+            if adapters_quickly(sys.argv[2:]):
                 _end_now()
         from tackroom.cli.app import app
 

@@ -12,8 +12,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -42,6 +40,8 @@ def jsonl_result(result: Result) -> None:
 
 def shown(value: object, limit: int = 200) -> str:
     """Harness text for the live view: one line, cut to ``limit``, markup escaped."""
+    from rich.markup import escape  # the live view's own: a JSON run never loads Rich
+
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return escape(safe(text.strip().replace("\n", " ")[:limit]))
 

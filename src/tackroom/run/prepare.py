@@ -346,12 +346,14 @@ def resolve_adapter(
     """The adapter named here, else the project's ``harness``, else the one the repository's markers pick."""
     if adapter is not None and not isinstance(adapter, str):
         return adapter
-    from tackroom.detect import choose_harness
-
     if adapters is None:
         from tackroom.adapters.resolve import load_adapters
 
         adapters = load_adapters(project=workdir)
+    if adapter is not None:
+        return adapters[adapter]
+    from tackroom.detect import choose_harness  # markers are read only when no name was given
+
     how = "`tackroom run NAME PROMPT`, or run(NAME, ...) in Python"
     return adapters[choose_harness(adapter, workdir, project=project, adapters=adapters, how=how).adapter]
 

@@ -1,0 +1,204 @@
+"""Every fixed cost of issue 24 item 4, side by side in one run, each against its target.
+
+- CLI start: ``tackroom adapters list --json`` beside bare ``python -c pass`` (target: at most 60 ms).
+- Run overhead: ``tackroom run fast "say hi" --mock-text hi --json`` beside the bare harness, the
+  same argv and environment (target: at most +60 ms). The harness is a fast fake: a shell script
+  that prints a recorded Claude Code stream, behind an operator adapter extending claude-code, so
+  the difference is tackroom's own cost and not the harness's start-up.
+- bwrap's own cost: the same run with ``--sandbox bwrap`` beside it (target: at most +30 ms more).
+- Profile render for 9 targets (the harnesses rulesync also knows; the profile of
+  ``bench_profile.py``) into a fresh directory (target: at most 100 ms), beside ``rulesync
+  generate`` when it is installed (``bench_profile.py`` installs it).
+- A RunSpec built and hashed (target: under 1 ms), beside planning the same run.
+- With ``--usage-mb N``: ``tackroom usage daily --json`` first pass over an N MB Claude Code corpus
+  with nothing cached, beside ccusage 20.0.24 (``trace_bench.py``'s rounds; target: at least 1x).
+
+Whole processes, rounds alternating so load drift hits every side alike; medians. Writes the
+``fixed`` section of RESULTS.md with ``--write``.
+
+    .venv/bin/python benchmarks/bench_fixed.py [--runs 21] [--usage-mb 500] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, write_section
+from bench_profile import PEERS, RENDER, realistic, rulesync_tree
+from bench_sandbox import spec_costs
+
+from tackroom.profile.write import write_profile
+from tackroom.sandboxes.bwrap import BwrapSandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = ROOT / "tests" / "golden" / "claude-code" / "claude-code-text" / "stream.jsonl"
+RULESYNC = ROOT / ".cache" / "bench" / "rulesync" / "node_modules" / ".bin" / "rulesync"
+FAKE = f"""#!/bin/sh
+case "$1" in
+  --version) echo "2.1.332 (Claude Code)" ;;
+  *) cat {RECORDED} ;;
+esac
+"""
+Argv = Callable[[int], list[str]]
+
+
+def environment(scratch: Path) -> dict[str, str]:
+    """A home, config and data of the benchmark's own, with the fast fake as adapter ``fast``."""
+    fake = scratch / "fake-claude"
+    fake.write_text(FAKE, encoding="utf-8")
+    fake.chmod(0o755)
+    drop_ins = scratch / "config" / "adapters.d"
+    drop_ins.mkdir(parents=True)
+    (drop_ins / "fast.toml").write_text(
+        f'[adapter.fast]\nextends = "claude-code"\nexecutable = "{fake}"\n', encoding="utf-8"
+    )
+    (scratch / "work").mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(scratch / "home"),
+        "LANG": "C.UTF-8",
+        "TACKROOM_CONFIG_DIR": str(scratch / "config"),
+        "XDG_DATA_HOME": str(scratch / "data"),
+        "XDG_CACHE_HOME": str(scratch / "cache"),
+    }
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[:4]} failed ({done.returncode}): {done.stderr.decode()[-1500:]}")
+    return elapsed
+
+
+def sides(scratch: Path, env: dict[str, str], tackroom: str) -> dict[str, Argv]:
+    work = scratch / "work"
+    run = [tackroom, "run", "fast", "say hi", "--mock-text", "hi", "--json", "--workdir", str(work)]
+    # The bare harness: the argv the run itself spawned, from its result (the warm-up run).
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    bare = json.loads(first.stdout)["argv"]
+    profile, targets = scratch / "profile", list(PEERS)
+    write_profile(realistic(), profile)
+    found: dict[str, Argv] = {
+        "python -c pass": lambda n: [sys.executable, "-c", "pass"],
+        "tackroom adapters list --json": lambda n: [tackroom, "adapters", "list", "--json"],
+        "bare fake harness": lambda n: bare,
+        "tackroom run": lambda n: run,
+    }
+    if BwrapSandbox.available() is None:
+        found["tackroom run --sandbox bwrap"] = lambda n: [*run, "--sandbox", "bwrap"]
+    found["profile render, 9 targets"] = lambda n: [
+        sys.executable, "-c", RENDER, str(profile), str(scratch / f"render-{n}"), *targets
+    ]  # fmt: skip
+    if RULESYNC.is_file():
+        rulesync_tree(realistic(), scratch / "rs")
+        features = "rules,mcp,subagents,commands,skills,hooks"
+        found["rulesync generate, 9 targets"] = lambda n: [
+            str(RULESYNC), "generate", "-t", ",".join(PEERS.values()), "-f", features, "-s"
+        ]  # fmt: skip
+    return found
+
+
+def rounds(found: dict[str, Argv], env: dict[str, str], scratch: Path, runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in found}
+    for n in range(runs + 1):
+        for name, argv in found.items():
+            cwd = scratch / "rs" if name.startswith("rulesync") else scratch / "work"
+            if name.startswith("rulesync"):
+                shutil.rmtree(cwd / ".claude", ignore_errors=True)
+            elapsed = timed(argv(n), env, cwd)
+            if n:  # the first round warms the page cache and tackroom's own caches
+                times[name].append(elapsed)
+    return {name: statistics.median(samples) * 1000 for name, samples in times.items()}
+
+
+def usage_first_pass(size_mb: int, runs: int, tackroom: str) -> tuple[float, float]:
+    """Medians (ms) of ccusage cold and tackroom's first pass with nothing cached, over ``size_mb``."""
+    import trace_bench
+
+    result = trace_bench.run_size(size_mb, 1, runs, trace_bench.ccusage_bin(), [tackroom])
+    if result.errors:
+        raise RuntimeError("; ".join(result.errors))
+    seconds = result.seconds
+    return (
+        statistics.median(seconds["ccusage cold"]) * 1000,
+        statistics.median(seconds["tackroom first pass, nothing cached"]) * 1000,
+    )
+
+
+def row(stage: str, ms: float, beside: str, target: str, met: bool) -> str:
+    return f"| {stage} | {ms:.4g} | {beside} | {target} | {'**met**' if met else 'missed'} |"
+
+
+def report(ms: dict[str, float], spec_s: tuple[float, float], usage: tuple[float, float] | None) -> str:
+    python, bare = ms["python -c pass"], ms["bare fake harness"]
+    start, run = ms["tackroom adapters list --json"], ms["tackroom run"]
+    render = ms["profile render, 9 targets"]
+    lines = [
+        "| stage | median ms | beside | target | |",
+        "|---|---:|---|---|---|",
+        row("CLI start: `tackroom adapters list --json`", start,
+            f"{start - python:+.1f} over bare Python ({python:.1f})", "at most 60 ms", start <= 60),
+        row("run overhead: `tackroom run` over the bare harness", run,
+            f"{run - bare:+.1f} over the bare harness ({bare:.1f})", "at most +60 ms", run - bare <= 60),
+    ]  # fmt: skip
+    if "tackroom run --sandbox bwrap" in ms:
+        boxed = ms["tackroom run --sandbox bwrap"]
+        lines.append(row("bwrap's own cost", boxed, f"{boxed - run:+.1f} over the run with no sandbox",
+                         "at most +30 ms", boxed - run <= 30))  # fmt: skip
+    peer = ms.get("rulesync generate, 9 targets")
+    beside = f"rulesync {peer:.0f} ms: {peer / render:.1f}x faster" if peer else "rulesync not installed"
+    lines.append(row("profile render, 9 targets", render, beside, "at most 100 ms", render <= 100))
+    spec, plan = (seconds * 1000 for seconds in spec_s)
+    lines.append(row("RunSpec built and hashed", spec, f"planning the same run: {plan:.3f} ms",
+                     "under 1 ms", spec < 1))  # fmt: skip
+    if usage is not None:
+        ccusage, ours = usage
+        lines.append(row("usage daily first pass, nothing cached", ours,
+                         f"ccusage {ccusage:.0f} ms: {ccusage / ours:.2f}x its speed", "at least 1x",
+                         ours <= ccusage))  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--usage-mb", type=int, default=0, help="also the usage first pass over N MB")
+    parser.add_argument("--usage-runs", type=int, default=3)
+    parser.add_argument("--tackroom", default=str(Path(sys.executable).with_name("tackroom")))
+    parser.add_argument("--write", action="store_true", help="write the fixed section of RESULTS.md")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-fixed-") as tmp:
+        scratch = Path(tmp)
+        env = environment(scratch)
+        ms = rounds(sides(scratch, env, args.tackroom), env, scratch, args.runs)
+        spec_s = spec_costs(scratch / "work")
+    usage = usage_first_pass(args.usage_mb, args.usage_runs, args.tackroom) if args.usage_mb else None
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body = (
+        "## Fixed costs, side by side (issue 24 item 4)\n\n"
+        f"Measured {when} on {machine()} with `.venv/bin/python benchmarks/bench_fixed.py --runs "
+        f"{args.runs}{f' --usage-mb {args.usage_mb}' if args.usage_mb else ''}`: whole processes, "
+        f"{args.runs} alternating rounds after a warm-up, medians.\n\n" + report(ms, spec_s, usage) + "\n"
+    )
+    print(body)
+    if args.write:
+        write_section("fixed", body)
+
+
+if __name__ == "__main__":
+    main()
