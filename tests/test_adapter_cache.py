@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tackroom.adapters.resolve import load_adapters
+from tackroom.adapters.resolve import SHIPPED, _shipped, load_adapters, shipped_resolution
 from tackroom.errors import ConfigError
 
 PROBE = (
@@ -43,12 +44,48 @@ def test_an_edit_invalidates_and_an_error_is_never_cached(config_dir: Path) -> N
             load_adapters(config=config_dir)
 
 
-def test_a_cached_listing_imports_neither_pydantic_nor_a_toml_parser() -> None:
-    def probe() -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", PROBE], capture_output=True, text=True, env=os.environ, check=True
-        )
-        return done.stdout.strip()
+def _probe() -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=os.environ, check=True
+    )
+    return done.stdout.strip()
 
-    assert probe() == "True True"  # the first listing resolves and validates
-    assert probe() == "False False"
+
+def test_a_cached_listing_imports_neither_pydantic_nor_a_toml_parser(config_dir: Path) -> None:
+    (config_dir / "tackroom.toml").write_text('[adapter.mine]\nextends = "codex"\n', encoding="utf-8")
+    assert _probe() == "True True"  # the first listing with an operator file resolves and validates
+    assert _probe() == "False False"
+
+
+def test_a_new_machines_first_listing_reads_the_shipped_resolution() -> None:
+    """Nothing cached and no operator file: the built-ins come from the file shipped with the package,
+    with no validation; it is what a fresh resolution gives, hashes and provenance included."""
+    assert not list(Path(os.environ["XDG_CACHE_HOME"]).glob("tackroom/adapters-*.json"))
+    assert _probe() == "False False"
+    shipped = load_adapters()
+    os.environ["TACKROOM_NO_CACHE"] = "1"
+    try:
+        fresh = load_adapters()
+    finally:
+        del os.environ["TACKROOM_NO_CACHE"]
+    assert list(shipped) == list(fresh)
+    for name in fresh:
+        assert shipped[name].effective == fresh[name].effective
+        assert shipped[name].provenance == fresh[name].provenance
+        assert shipped[name].hash == fresh[name].hash
+
+
+def test_the_shipped_resolution_is_fresh() -> None:
+    assert SHIPPED.read_text(encoding="utf-8") == shipped_resolution(), (
+        f"{SHIPPED.name} is stale (a built-in table or the adapter code changed): "
+        ".venv/bin/python scripts/resolve-builtins"
+    )
+
+
+def test_a_shipped_resolution_of_other_inputs_is_not_used(tmp_path: Path) -> None:
+    stale = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    stale["digest"] = "0" * 32
+    (tmp_path / "shipped.json").write_text(json.dumps(stale), encoding="utf-8")
+    assert _shipped(tmp_path / "shipped.json") is None
+    assert _shipped(tmp_path / "missing.json") is None
+    assert _shipped(SHIPPED) is not None

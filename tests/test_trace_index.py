@@ -656,3 +656,42 @@ def test_a_scans_log_is_copied_aside_and_a_copy_that_cannot_start_loses_nothing(
         TraceIndex(StateDB.default()), UsageOptions("daily", "claude-code", timezone="UTC"), None
     )
     assert report["totals"]["input"] == 30 and report["totals"]["calls"] == 2
+
+
+def _price_children() -> list[int]:
+    """This process's children running ``python -m tackroom.prices``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        if parent == os.getpid() and b"tackroom.prices" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_first_report_starts_the_price_table_early_and_leaves_no_child(tmp_path: Path) -> None:
+    """Nothing cached for this genai-prices release: the child that derives prices is started before
+    the logs are read (it imports the table meanwhile), gives what a child started late gives, and
+    is gone afterwards, asked or not."""
+    from tackroom.prices import PriceBook
+
+    early = PriceBook(tmp_path / "early.json")
+    early.warm()
+    assert len(_price_children()) == 1
+    early.prefetch([SONNET, "no-such-model"])
+    assert _price_children() == []
+    late = PriceBook(tmp_path / "late.json")
+    late.prefetch([SONNET, "no-such-model"])
+    assert early.lookup(SONNET) == late.lookup(SONNET) is not None
+    assert early.lookup("no-such-model") is None
+    unasked = PriceBook(tmp_path / "unasked.json")
+    unasked.warm()
+    unasked.close()
+    assert _price_children() == []
+    early.save()
+    cached = PriceBook(tmp_path / "early.json")
+    cached.warm()  # its release's prices are cached: nothing to start
+    assert _price_children() == []

@@ -21,6 +21,7 @@ inside ``input_tokens``; the conversion happens here, once.)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -106,6 +107,7 @@ class PriceBook:
         self._known: dict[str, ModelPrices | None] = {}
         self._loaded = False
         self._dirty = False
+        self._child: subprocess.Popen[str] | None = None
 
     @classmethod
     def default(cls) -> PriceBook:
@@ -122,6 +124,20 @@ class PriceBook:
             self._dirty = True
         return self._known[model]
 
+    def warm(self) -> None:
+        """With nothing cached for this ``genai-prices`` release (a new machine's first report), start
+        the child :meth:`prefetch` will ask now: it imports the table while the logs are read."""
+        if self._child is None and self._cache_file is not None and not self._cache_file.exists():
+            with contextlib.suppress(OSError):
+                self._child = _start_child()
+
+    def close(self) -> None:
+        """Stop a child started by :meth:`warm` that was never asked (it reads no more, and ends)."""
+        child, self._child = self._child, None
+        if child is not None:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                child.communicate(input="[]", timeout=PREFETCH_TIMEOUT_S)
+
     def prefetch(self, models: Iterable[str]) -> None:
         """Derive the prices of the ``models`` not known yet, all at once, in a child process.
 
@@ -133,18 +149,18 @@ class PriceBook:
         missing = sorted({model for model in models if model not in self._known})
         if not missing:
             return
+        child, self._child = self._child, None
         try:
-            child = subprocess.run(
-                [sys.executable, "-m", "tackroom.prices"],
-                input=json.dumps(missing),
-                capture_output=True,
-                text=True,
-                timeout=PREFETCH_TIMEOUT_S,
-                check=True,
-            )
-            found = json.loads(child.stdout)
+            child = child or _start_child()
+            out, _ = child.communicate(input=json.dumps(missing), timeout=PREFETCH_TIMEOUT_S)
+            if child.returncode != 0:
+                return
+            found = json.loads(out)
             derived = {m: None if found[m] is None else ModelPrices.from_json(found[m]) for m in missing}
         except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError, ArithmeticError):
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
             return
         self._known.update(derived)
         self._dirty = True
@@ -216,9 +232,25 @@ def _derive(model: str) -> ModelPrices | None:
     return ModelPrices(found.model.id, found.provider.id, tuple(thresholds), tuple(rates))
 
 
+def _start_child() -> subprocess.Popen[str]:
+    """``python -m tackroom.prices``, waiting for the models on its stdin."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tackroom.prices"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def _main() -> None:
-    """``python -m tackroom.prices``: the prices of the models named on stdin (a JSON list), as JSON."""
-    models = json.loads(sys.stdin.read())
+    """``python -m tackroom.prices``: the prices of the models named on stdin (a JSON list), as JSON.
+
+    The table is imported before stdin is read: a child started early (:meth:`PriceBook.warm`)
+    imports it while its parent reads the logs."""
+    import genai_prices  # noqa: F401
+
+    models = json.loads(sys.stdin.read() or "[]")
     found = {str(m): _derive(str(m)) for m in models}
     print(json.dumps({m: None if p is None else p.to_json() for m, p in found.items()}))
 

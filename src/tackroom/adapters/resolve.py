@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from tackroom.adapters.tomlsource import KeyPath, TomlSource
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
+SHIPPED = Path(__file__).parent / "builtin-resolved.json"
+"""The built-in adapters as resolved when the package was made (``scripts/resolve-builtins``)."""
 
 
 def identity_variables() -> list[str]:
@@ -132,24 +134,57 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     from tackroom import __version__
     from tackroom._files import cache_dir, read_json, write_json
 
-    code = Path(__file__).parent
-    # The shared vocabulary (option and tool names) is part of the schema the tables were validated by.
-    inputs = [
-        *sorted(BUILTIN_DIR.glob("*.toml")),
-        *sorted(code.glob("*.py")),
-        code.parent / "vocabulary.py",
-        *files,
-    ]
-    inputs += [project_file] if project_file is not None else []
+    inputs = [*_builtin_inputs(), *files, *([project_file] if project_file is not None else [])]
     key = _stat_key([__version__, *map(str, inputs)], inputs)
     name = sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
     path = cache_dir() / f"adapters-{name}.json"
     cached = read_json(path)
     if cached.get("key") == key:
         return AdapterSet.from_cache(cached)
-    adapters = _resolve(files, project_file)
+    adapters = (_shipped() if not files and project_file is None else None) or _resolve(files, project_file)
     write_json(path, {"key": key, **adapters.to_cache()})
     return adapters
+
+
+def _builtin_inputs() -> list[Path]:
+    """What the built-ins' resolution is made of: their tables, the adapter code and the shared
+    vocabulary (option and tool names), part of the schema the tables are validated by."""
+    code = Path(__file__).parent
+    return [*sorted(BUILTIN_DIR.glob("*.toml")), *sorted(code.glob("*.py")), code.parent / "vocabulary.py"]
+
+
+def _digest() -> str:
+    """A digest of the bytes of :func:`_builtin_inputs` (by name, so it is the same on any machine)."""
+    from tackroom._hash import blake2b
+
+    digest = blake2b(digest_size=16)
+    for path in _builtin_inputs():
+        data = path.read_bytes()
+        digest.update(f"{path.parent.name}/{path.name}:{len(data)}\n".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _shipped(path: Path = SHIPPED) -> AdapterSet | None:
+    """The built-ins from ``path`` (:data:`SHIPPED`) when it was made from exactly these inputs, else None.
+
+    A new machine's first command (nothing cached yet) then validates nothing: resolving the
+    built-ins with pydantic costs about 300 ms, more than most commands' own work.
+    """
+    from tackroom._files import read_json
+
+    shipped = read_json(path)
+    if shipped.get("digest") != _digest() or not isinstance(shipped.get("adapters"), dict):
+        return None
+    return AdapterSet.from_cache(shipped)
+
+
+def shipped_resolution() -> str:
+    """The text of :data:`SHIPPED` for this code and these tables (``scripts/resolve-builtins``)."""
+    import json
+
+    data = {"digest": _digest(), **_resolve([], None).to_cache()}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 def _stat_key(parts: list[str], files: list[Path]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from tackroom.errors import TraceError
+from tackroom.prices import PriceBook
 from tackroom.state.db import StateDB
 from tackroom.trace.discover import Source, all_roots, transcripts, walk
 from tackroom.trace.index import Progress, ScanReport, TraceIndex, merge_meta
@@ -301,11 +302,18 @@ def usage_text(
     from tackroom.trace.shortcut import remember, report_key, signature
 
     where = Where.of()
-    scanned = scan(harness=harness, where=where, jobs=jobs)
-    index = _index(where.env, None)
-    generation = index.generation()
-    options = UsageOptions(group, harness, since, until, timezone, cost)
-    text = dumps_report_json(usage_report(index, options))
+    prices = PriceBook.default() if cost else None
+    if prices is not None:
+        prices.warm()
+    try:
+        scanned = scan(harness=harness, where=where, jobs=jobs)
+        index = _index(where.env, None)
+        generation = index.generation()
+        options = UsageOptions(group, harness, since, until, timezone, cost)
+        text = dumps_report_json(usage_report(index, options, prices))
+    finally:
+        if prices is not None:
+            prices.close()
     runs_dir = data_dir(where.env) / "runs"
     plan = {
         "generation": generation,
