@@ -248,6 +248,8 @@ def _main() -> None:
 
     The table is imported before stdin is read: a child started early (:meth:`PriceBook.warm`)
     imports it while its parent reads the logs."""
+    with contextlib.suppress(OSError):
+        os.nice(19)  # started early, it takes what the log readers leave of the machine
     import genai_prices  # noqa: F401
 
     models = json.loads(sys.stdin.read() or "[]")
