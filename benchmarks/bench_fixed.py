@@ -189,11 +189,14 @@ def main() -> None:
         spec_s = spec_costs(scratch / "work")
     usage = usage_first_pass(args.usage_mb, args.usage_runs, args.tackroom) if args.usage_mb else None
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    flags = f"--runs {args.runs}"
+    flags += f" --usage-mb {args.usage_mb} --usage-runs {args.usage_runs}" if args.usage_mb else ""
     body = (
         "## Fixed costs, side by side (issue 24 item 4)\n\n"
-        f"Measured {when} on {machine()} with `.venv/bin/python benchmarks/bench_fixed.py --runs "
-        f"{args.runs}{f' --usage-mb {args.usage_mb}' if args.usage_mb else ''}`: whole processes, "
-        f"{args.runs} alternating rounds after a warm-up, medians.\n\n" + report(ms, spec_s, usage) + "\n"
+        f"Measured {when} on {machine()} with `.venv/bin/python benchmarks/bench_fixed.py {flags}`: whole "
+        f"processes, {args.runs} alternating rounds after a warm-up, medians.\n\n"
+        + report(ms, spec_s, usage)
+        + "\n"
     )
     print(body)
     if args.write:
