@@ -102,19 +102,23 @@ def default_profile(
     config: Path | None = None,
     harnesses: Iterable[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    dirs: list[Path] | None = None,
 ) -> Profile:
     """The global profile layered under the project's, whose hooks and MCP servers need trust.
 
     Untrusted executable items are left out, each named in ``Profile.withheld``
     with the reason and the fix; everything else of the project (rules, skills,
-    agents, commands) is used as it is.
+    agents, commands) is used as it is. ``dirs`` are the layers'
+    directories when the caller has looked them up already
+    (:func:`~tackroom.profile.places.profile_dirs`).
     """
     from tackroom.adapters.resolve import config_dir
-    from tackroom.profile.load import load_profile, profile_dirs
+    from tackroom.profile.load import load_profile
+    from tackroom.profile.places import profile_dirs
 
     config = config if config is not None else config_dir(environ)
     names = list(harnesses) if harnesses is not None else None
-    dirs = profile_dirs(project, config)
+    dirs = profile_dirs(project, config) if dirs is None else dirs
     layers: list[Profile] = []
     problems: list[Problem] = []
     for directory in dirs:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.errors import ConfigError, Problem, UnsafePathError
-from tackroom.paths import inside, read_inside
+from tackroom.paths import read_inside
 from tackroom.profile.model import (
     Agent,
     Command,
@@ -58,6 +58,8 @@ from tackroom.profile.model import (
     Rule,
     Skill,
 )
+from tackroom.profile.places import PROJECT_PROFILE as PROJECT_PROFILE
+from tackroom.profile.places import profile_dirs as profile_dirs
 from tackroom.profile.tools import BadReference, check_tools, parse_model
 from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header, is_secret_name
 from tackroom.vocabulary import ALL_MOMENTS, REASONING
@@ -65,7 +67,6 @@ from tackroom.vocabulary import ALL_MOMENTS, REASONING
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 """A profile item's name: it becomes a file or directory name in every harness's layout."""
 ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
-PROJECT_PROFILE = Path(".tackroom") / "profile"
 
 
 def check_profile_name(name: str) -> bool:
@@ -82,24 +83,6 @@ def check_command_name(name: str) -> bool:
 def check_item_name(kind: str, name: str) -> bool:
     """Whether ``name`` may name an item of ``kind`` (a command may be namespaced)."""
     return check_command_name(name) if kind in ("commands", "command") else check_profile_name(name)
-
-
-def profile_dirs(project: Path | None, config: Path) -> list[Path]:
-    """The default profile directories that exist: global first, then the project's."""
-    dirs = [config / "profile"]
-    if project is not None:
-        from tackroom.project import load_project
-
-        # The project file may name its profile directory (checked inside the repository there).
-        found = load_project(project)
-        base = found.root if found is not None else project
-        relative = found.profile_dir.relative_to(found.root) if found is not None else PROJECT_PROFILE
-        try:
-            # A repository's ".tackroom" may be a planted link: never read a profile through it.
-            dirs.append(inside(base, relative))
-        except UnsafePathError as exc:
-            raise ConfigError([Problem(str(base / relative), "", f"not read: {exc}")]) from exc
-    return [d for d in dirs if d.is_dir()]
 
 
 def load_profile(dirs: Iterable[Path], harnesses: Iterable[str] | None = None) -> Profile:

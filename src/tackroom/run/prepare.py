@@ -237,11 +237,16 @@ def _profile(spec: RunSpec, local: Local) -> Profile | None:
         # the default profile is for isolated homes; a real one is the user's own
         return None
     from tackroom.adapters.resolve import config_dir, resolve_builtins
+    from tackroom.profile.places import profile_dirs
+
+    environ, config = local.environ, config_dir(local.environ)
+    dirs = profile_dirs(spec.workdir, config)
+    if not dirs:
+        return None  # no profile to read: nothing of the loader, the model or trust is needed
     from tackroom.trust import default_profile
 
-    environ = local.environ
     loaded = default_profile(
-        spec.workdir, config=config_dir(environ), harnesses=resolve_builtins(), environ=environ
+        spec.workdir, config=config, harnesses=resolve_builtins(), environ=environ, dirs=dirs
     )
     # An empty profile renders nothing, but what it withheld is still said.
     return loaded if loaded or loaded.withheld else None
