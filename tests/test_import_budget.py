@@ -81,7 +81,8 @@ def test_a_json_run_of_a_fast_harness(config_dir: Path, tmp_path: Path) -> None:
     )
     names, out = imported(["run", "fast", "say hi", "--mock-text", "hi", "--json"], tmp_path)
     assert '"ok": true' in out
-    check(names, (*_HEAVY_FOR_ALL, "tackroom.detect", "tackroom.gateway", "yaml", "sqlite3"), budget=365)
+    forbidden = (*_HEAVY_FOR_ALL, "typer", "tackroom.detect", "tackroom.gateway", "tackroom.profile.load")
+    check(names, (*forbidden, "yaml", "sqlite3"), budget=325)
 
 
 @pytest.mark.parametrize("targets", [["claude-code", "codex", "copilot", "opencode", "pi", "qwen"]])

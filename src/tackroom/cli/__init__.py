@@ -42,6 +42,12 @@ def main() -> None:
 
             if adapters_quickly(sys.argv[2:]):
                 _end_now()
+        elif sys.argv[1:2] == ["run"]:
+            from tackroom.cli.quick import run_quickly
+
+            code = run_quickly(sys.argv[2:])
+            if code is not None:
+                _end_now(code)
         from tackroom.cli.app import app
 
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: this path answers in tens of milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 GROUPS = ("daily", "monthly", "session", "model")
 _VALUED = {
@@ -132,6 +133,144 @@ def adapters_quickly(args: list[str]) -> bool:
 
     print_json(catalog(project=Path.cwd()))
     return True
+
+
+#: ``tackroom run``'s options this path takes (:mod:`tackroom.cli.run` is the reference; a test
+#: holds these to it): the parameter each sets, and whether it is a flag or may repeat.
+_RUN_OPTIONS: dict[str, tuple[str, str]] = {
+    "--model": ("model", "value"),
+    "-m": ("model", "value"),
+    "--option": ("option", "many"),
+    "-o": ("option", "many"),
+    "--mock": ("mock", "value"),
+    "--mock-text": ("mock_text", "value"),
+    "--base-url": ("base_url", "value"),
+    "--api-key-env": ("api_key_env", "value"),
+    "--gateway": ("gateway", "value"),
+    "--capture": ("capture", "flag"),
+    "--mock-log": ("mock_log", "value"),
+    "--timeout": ("timeout", "value"),
+    "--workdir": ("workdir", "value"),
+    "--home": ("home", "value"),
+    "--credentials": ("credentials", "flag"),
+    "--no-profile": ("no_profile", "flag"),
+    "--json": ("as_json", "flag"),
+    "--events": ("events", "flag"),
+    "--transport": ("transport", "value"),
+    "--sandbox": ("sandbox", "value"),
+    "--image": ("image", "value"),
+    "--network": ("network", "value"),
+}
+
+
+def parse_run(args: list[str]) -> dict[str, Any] | None:
+    """``run NAME PROMPT [OPTIONS]`` as :func:`tackroom.cli.run.run_command` would take it, checked as it
+    checks it; None for anything this path leaves to the full command (help, one word or three, an
+    option it does not take, a repeated option, a value it would refuse)."""
+    words: list[str] = []
+    found: dict[str, Any] = {"option": []}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if not arg.startswith("-") or arg == "-":
+            words.append(arg)
+            continue
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name not in _RUN_OPTIONS:
+            return None  # --help, --profile, "--", a short option run together with its value, ...
+        key, kind = _RUN_OPTIONS[name]
+        if kind == "flag":
+            if eq or key in found:
+                return None
+            found[key] = True
+            continue
+        if not eq:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        if not value or value.startswith("-") or (kind == "value" and key in found):
+            return None
+        if kind == "many":
+            found[key].append(value)
+        else:
+            found[key] = value
+    return _checked_run(words, found)
+
+
+def _checked_run(words: list[str], found: dict[str, Any]) -> dict[str, Any] | None:
+    import math
+    import os
+
+    from tackroom.cli import _params
+
+    if len(words) != 2 or not words[1].strip():
+        return None
+    if found.get("home", "isolated") not in ("isolated", "real"):
+        return None
+    if found.get("network", "host") not in ("host", "none"):
+        return None
+    if sum(k in found for k in ("mock", "mock_text", "base_url")) > 1:
+        return None
+    if "timeout" in found:
+        try:
+            found["timeout"] = float(found["timeout"])
+        except ValueError:
+            return None
+        if not math.isfinite(found["timeout"]) or found["timeout"] <= 0:
+            return None
+    for key in ("base_url", "gateway"):
+        if key in found:
+            try:
+                found[key] = _params.base_url(found[key])
+            except Exception:
+                return None
+    if "mock" in found and not (os.path.isfile(found["mock"]) and os.access(found["mock"], os.R_OK)):
+        return None  # Click's Path(exists=True, dir_okay=False), readable
+    if "workdir" in found and not (os.path.isdir(found["workdir"]) and os.access(found["workdir"], os.R_OK)):
+        return None  # Click's Path(exists=True, file_okay=False), readable
+    if "mock_log" in found and os.path.isdir(found["mock_log"]):
+        return None  # Click's Path(dir_okay=False)
+    found["name"], found["prompt"] = words
+    return found
+
+
+def run_quickly(args: list[str]) -> int | None:
+    """Run ``run ...`` here if this path takes its arguments; the exit code, or None to hand it on."""
+    found = parse_run(args)
+    if found is None:
+        return None
+    from pathlib import Path
+
+    from tackroom.cli._run import go
+    from tackroom.options import parse_option_args
+
+    options = parse_option_args(found["option"])
+    if found.get("model"):
+        options["model"] = found["model"]
+    paths = {key: Path(found[key]) for key in ("mock", "mock_log") if key in found}
+    network = found.get("network")
+    return go(
+        found["name"],
+        found["prompt"],
+        options=options,
+        show="json" if found.get("as_json") else "events" if found.get("events") else "live",
+        profile=None if found.get("no_profile") else "default",
+        workdir=Path(found.get("workdir", "")),
+        mock=paths.get("mock"),
+        mock_text=found.get("mock_text"),
+        base_url=found.get("base_url"),
+        api_key_env=found.get("api_key_env"),
+        mock_log=paths.get("mock_log"),
+        timeout_s=found.get("timeout", 600.0),
+        home="real" if found.get("home") == "real" else "isolated",
+        credentials=bool(found.get("credentials")),
+        gateway=found.get("gateway"),
+        capture=bool(found.get("capture")),
+        transport=found.get("transport"),
+        sandbox=found.get("sandbox"),
+        network=None if network is None else "none" if network == "none" else "host",
+        image=found.get("image"),
+    )
 
 
 def dirs(env: Mapping[str, str]) -> tuple[str, str]:

@@ -1,34 +1,20 @@
 """``tackroom run``: run a harness headless and show its normalized events.
 
-A signal to tackroom (SIGTERM, SIGHUP, SIGQUIT; SIGINT is Ctrl-C) stops the
-run as a timeout would: the harness's group and any process that escaped it are
-stopped, ``result.json`` says the run was stopped, and tackroom exits
-128 + the signal's number.
+This module is the command's grammar and its checks; :mod:`tackroom.cli._run` runs it (signals,
+exit codes), and :func:`tackroom.cli.quick.run_quickly` takes its common forms without Typer.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import signal
-import sys
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
 from tackroom.cli import _params
-from tackroom.cli._live import Live, jsonl_event, jsonl_result, safe, write_json
-from tackroom.cli._output import console
 
 if TYPE_CHECKING:
     from tackroom.profile.model import Profile
-    from tackroom.run.result import Result
-
-# Ctrl-C is asyncio.run's own (it cancels the run and raises KeyboardInterrupt: exit 130).
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def run_command(
@@ -96,8 +82,8 @@ def run_command(
 
     `tackroom run PROMPT` runs the harness the project file (tackroom.toml) names, else the detected one.
     """
+    from tackroom.cli._run import go
     from tackroom.options import parse_option_args
-    from tackroom.run.runner import arun
 
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
@@ -115,112 +101,29 @@ def run_command(
     options: dict[str, Any] = parse_option_args(option)
     if model:
         options["model"] = model
-    live = None if as_json or events else Live(console())
-    result = _until_signal(
-        arun(
-            name,
-            prompt,
-            options=options,
-            workdir=workdir,
-            mock=mock,
-            mock_text=mock_text,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            mock_log=mock_log,
-            timeout_s=timeout,
-            home="real" if home == "real" else "isolated",
-            credentials=credentials,
-            on_event=jsonl_event if events else (live.event if live else None),
-            profile=_profile(profile, no_profile),
-            gateway=gateway,
-            capture=capture,
-            transport=transport,
-            sandbox=sandbox,
-            network=None if network is None else "none" if network == "none" else "host",
-            image=image,
-        )
+    code = go(
+        name,
+        prompt,
+        options=options,
+        show="json" if as_json else "events" if events else "live",
+        profile=_profile(profile, no_profile),
+        workdir=workdir,
+        mock=mock,
+        mock_text=mock_text,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        mock_log=mock_log,
+        timeout_s=timeout,
+        home="real" if home == "real" else "isolated",
+        credentials=credentials,
+        gateway=gateway,
+        capture=capture,
+        transport=transport,
+        sandbox=sandbox,
+        network=None if network is None else "none" if network == "none" else "host",
+        image=image,
     )
-    if result.dropped or result.withheld:
-        from rich.markup import escape
-
-        err = console(stderr=True)
-        for note in (*result.dropped, *result.withheld):
-            err.print(f"[yellow]{escape(safe(note))}[/]", highlight=False)
-    try:
-        if as_json:
-            write_json(result.to_json(), indent=2)
-        elif events:
-            jsonl_result(result)
-        elif live:
-            live.summary(result)
-            _capture_summary(result)
-    except BrokenPipeError:
-        # Whoever read stdout went away (`| head`); the run and its result.json are complete.
-        _quiet_stdout()
-    raise typer.Exit(_exit_code(result))
-
-
-def _capture_summary(result: Result) -> None:
-    """One line on what the run's gateway saw (``--capture``)."""
-    if result.capture is None:
-        return
-    calls = result.capture["calls"]
-    usage = result.capture["usage"]
-    if calls is None:  # a running gateway's record could not be had: the reason is in failures
-        for failure in result.capture["failures"]:
-            console(stderr=True).print(f"gateway: {failure}", markup=False)
-        return
-    line = f"gateway: {len(calls)} model call(s) captured"
-    if usage is not None:
-        figures = ", ".join(
-            f"{name} {'n/r' if usage['usage'][name] is None else usage['usage'][name]}"
-            for name in usage["usage"]
-        )
-        cost = usage["cost_usd"] if usage["cost_usd"] is not None else "unknown"
-        line += f"; {figures}; cost ${cost}" + (
-            f" ({usage['unpriced_calls']} unpriced)" if usage["unpriced_calls"] else ""
-        )
-    console(stderr=True).print(line, markup=False)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def _until_signal(run: Coroutine[Any, Any, Result]) -> Result:
-    """Run to the end, or until a stop signal: then cancel the run (which cleans up) and exit 128+N."""
-    received: list[int] = []
-
-    async def main() -> Result:
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        for number in _STOP_SIGNALS:
-            loop.add_signal_handler(number, _stop, task, number, received)
-        try:
-            return await run
-        finally:
-            for number in _STOP_SIGNALS:
-                loop.remove_signal_handler(number)
-
-    try:
-        return asyncio.run(main())
-    except asyncio.CancelledError:
-        if not received:
-            raise
-        name = signal.Signals(received[0]).name
-        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
-            print(f"tackroom: stopped by {name}; the harness and its processes were stopped", file=sys.stderr)
-        raise typer.Exit(128 + received[0]) from None
-
-
-def _stop(task: asyncio.Task[Result], number: int, received: list[int]) -> None:
-    # A second signal while the first is being handled stops the cleanup's graceful part too.
-    received.append(number)
-    task.cancel()
+    raise typer.Exit(code)
 
 
 def _name_and_prompt(words: list[str], workdir: Path) -> tuple[str | None, str]:
@@ -247,11 +150,3 @@ def _profile(dirs: list[Path], no_profile: bool) -> Profile | Literal["default"]
     from tackroom.cli.profile import load
 
     return load(dirs) or None
-
-
-def _exit_code(result: Result) -> int:
-    if result.ok:
-        return 0
-    if result.timed_out:
-        return 124
-    return result.exit_code if result.exit_code not in (None, 0) else 1
