@@ -49,7 +49,9 @@ Moment = Literal[
 class Strict(BaseModel):
     """Base of every schema model: unknown keys are errors, values are frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # Field docstrings are the published schema's descriptions (json_schema reads them); pydantic's
+    # own use_attribute_docstrings would read this file's source at every import (25 ms of each).
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class OptionSpec(Strict):
@@ -441,6 +443,11 @@ def json_schema(engine_names: Iterable[str]) -> dict[str, Any]:
     """
     table = AdapterSpec.model_json_schema(by_alias=True)
     defs = table.pop("$defs", {})
+    _describe(table, AdapterSpec)
+    models = {model.__name__: model for model in _models(AdapterSpec)}
+    for name, node in defs.items():
+        if name in models:  # not JsonValue, a type of pydantic's own
+            _describe(node, models[name])
     for capability in ("Capability", "HooksCapability"):
         # Editors complete the registered engines; a third party's engine is still accepted here.
         defs[capability]["properties"]["render"]["examples"] = sorted(engine_names)
@@ -469,6 +476,41 @@ def json_schema(engine_names: Iterable[str]) -> dict[str, Any]:
         },
         "$defs": defs,
     }
+
+
+def _models(model: type[BaseModel]) -> list[type[BaseModel]]:
+    """``model`` and every model its fields hold, each once."""
+    found: dict[type[BaseModel], None] = {}
+    pending = [model]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found[current] = None
+        for field in current.model_fields.values():
+            pending += [
+                t for t in _types(field.annotation) if isinstance(t, type) and issubclass(t, BaseModel)
+            ]
+    return list(found)
+
+
+def _types(annotation: Any) -> list[Any]:
+    from typing import get_args
+
+    return [annotation, *(t for arg in get_args(annotation) for t in _types(arg))]
+
+
+def _describe(node: dict[str, Any], model: type[BaseModel]) -> None:
+    """Give ``node``'s properties the docstrings of ``model``'s fields (its bases' too) as descriptions."""
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    docs: dict[str, str] = {}
+    for cls in reversed([c for c in model.__mro__ if issubclass(c, Strict)]):
+        docs |= extract_docstrings_from_cls(cls, use_inspect=True)
+    for name, field in model.model_fields.items():
+        prop = node.get("properties", {}).get(field.alias or name)
+        if prop is not None and name in docs and "description" not in prop:
+            prop["description"] = docs[name]
 
 
 def _since_schema(table: dict[str, Any]) -> dict[str, Any]:
