@@ -4,9 +4,9 @@ Errors are shown once, here at the edge: a :class:`~tackroom.errors.TackroomErro
 prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
 130; a traceback only with ``--debug``.
 
-The commands live in :mod:`tackroom.cli.app`. A usage report and the adapter
-listing, the commands people and scripts run over and over, first try
-:mod:`tackroom.cli.quick`, which answers their JSON forms without importing
+The commands live in :mod:`tackroom.cli.app`. A usage report, the adapter
+listing and a run, the commands people and scripts run over and over, first try
+:mod:`tackroom.cli.quick`, which takes their common forms without importing
 the CLI framework; anything it does not handle exactly (help, a mistake, an
 option it does not know) goes to the full application, which says what is
 wrong.

@@ -1,11 +1,12 @@
-"""Commands people and scripts run over and over, answered without the CLI framework.
+"""Commands people and scripts run over and over, taken without the CLI framework.
 
-Importing Typer costs more than these commands' own work (about 40 ms of a 70 ms listing; with
-Rich, about 150 ms of a usage report). This answers exactly their well-formed machine forms:
-``tackroom usage GROUP ... --json`` (parsing exactly the options :mod:`tackroom.cli.usage`
-documents, the reference) and ``tackroom adapters list --json``; a test runs each form both ways on
-the same arguments. Anything else (a table, ``--help``, an unknown option, a bad value) returns
-False, and the full application handles it, errors and all.
+Importing Typer costs more than these commands' own work (about 40 ms of a 50 ms listing; with
+Rich, about 150 ms of a usage report). This takes exactly their common forms: ``tackroom usage
+GROUP ... --json`` (parsing exactly the options :mod:`tackroom.cli.usage` documents, the
+reference), ``tackroom adapters list --json``, and ``tackroom run NAME PROMPT`` with any option of
+:mod:`tackroom.cli.run` but ``--profile`` (checked as it checks them); tests run each both ways on
+the same arguments and hold the options to the full command's. Anything else (a table, ``--help``,
+an unknown option, a bad value) is left to the full application, which handles it, errors and all.
 """
 
 from __future__ import annotations
@@ -198,7 +199,6 @@ def parse_run(args: list[str]) -> dict[str, Any] | None:
 
 
 def _checked_run(words: list[str], found: dict[str, Any]) -> dict[str, Any] | None:
-    import math
     import os
 
     from tackroom.cli import _params
@@ -211,19 +211,14 @@ def _checked_run(words: list[str], found: dict[str, Any]) -> dict[str, Any] | No
         return None
     if sum(k in found for k in ("mock", "mock_text", "base_url")) > 1:
         return None
-    if "timeout" in found:
-        try:
-            found["timeout"] = float(found["timeout"])
-        except ValueError:
-            return None
-        if not math.isfinite(found["timeout"]) or found["timeout"] <= 0:
-            return None
-    for key in ("base_url", "gateway"):
-        if key in found:
-            try:
+    try:  # the option callbacks of the full command (Typer's error is left to it to say)
+        if "timeout" in found:
+            found["timeout"] = _params.seconds(float(found["timeout"]))
+        for key in ("base_url", "gateway"):
+            if key in found:
                 found[key] = _params.base_url(found[key])
-            except Exception:
-                return None
+    except Exception:
+        return None
     if "mock" in found and not (os.path.isfile(found["mock"]) and os.access(found["mock"], os.R_OK)):
         return None  # Click's Path(exists=True, dir_okay=False), readable
     if "workdir" in found and not (os.path.isdir(found["workdir"]) and os.access(found["workdir"], os.R_OK)):
