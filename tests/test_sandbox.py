@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from prockit import children, processes_in
 from runkit import RECORDED, fake_adapter
 from tackroom.errors import FamilyError, RunSpecError, SandboxError
 from tackroom.families.base import Family
@@ -224,32 +225,6 @@ def test_offline_bwrap_reaches_the_mock_and_nothing_else(
     socket.create_connection(("127.0.0.1", listener), timeout=3).close()
 
 
-def _children_named(name: bytes) -> list[int]:
-    """Live children of this process whose command is ``name``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().split(b"\0")[0]
-        except (OSError, ValueError):
-            continue
-        if command == name and int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-            found.append(int(entry.name))
-    return found
-
-
-def _working_in(directory: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cwd = (entry / "cwd").resolve()
-        except OSError:
-            continue
-        if entry.name.isdigit() and (cwd == directory or directory in cwd.parents):
-            found.append(int(entry.name))
-    return found
-
-
 @needs_bwrap
 def test_a_sandbox_that_dies_mid_run_is_a_failed_result_with_its_reason(
     config_dir: Path, tmp_path: Path
@@ -264,7 +239,7 @@ def test_a_sandbox_that_dies_mid_run_is_a_failed_result_with_its_reason(
 
     def kill_the_sandbox() -> None:
         for _ in range(300):
-            if pids.exists() and (outer := _children_named(b"bwrap")):
+            if pids.exists() and (outer := children(lambda argv: argv[0] == b"bwrap")):
                 os.kill(outer[0], signal.SIGKILL)
                 return
             time.sleep(0.05)
@@ -282,7 +257,7 @@ def test_a_sandbox_that_dies_mid_run_is_a_failed_result_with_its_reason(
     )
     assert result.session_id == "s-1"  # what the harness said before is kept
     assert json.loads((result.run_dir / "result.json").read_text())["error"] == result.error
-    assert _working_in(workdir) == []
+    assert processes_in(workdir) == []
 
 
 def _available_with(path: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from prockit import children
 from tackroom.errors import TraceError
 from tackroom.state.db import StateDB
 from tackroom.trace import api, index
@@ -660,16 +661,7 @@ def test_a_scans_log_is_copied_aside_and_a_copy_that_cannot_start_loses_nothing(
 
 def _price_children() -> list[int]:
     """This process's children running ``python -m tackroom.prices``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            command = (entry / "cmdline").read_bytes()
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError):
-            continue
-        if parent == os.getpid() and b"tackroom.prices" in command:
-            found.append(int(entry.name))
-    return found
+    return children(lambda argv: b"tackroom.prices" in argv)
 
 
 def test_a_first_report_starts_the_price_table_early_and_leaves_no_child(tmp_path: Path) -> None:

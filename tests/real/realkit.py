@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
+from prockit import processes_in as processes_in
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.run.result import Result
 
@@ -20,18 +20,3 @@ AT_VERSIONS = [f"{name}@{version}" for name in REAL for version in resolve_built
 RunFn = Callable[..., Result]
 Recorder = Callable[..., None]
 """``record(result, case, options=None)``: the run's options go into the golden case's meta.json."""
-
-
-def processes_in(directory: Path) -> list[int]:
-    """Pids of live processes whose working directory is inside ``directory``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = (entry / "cwd").resolve()
-        except OSError:
-            continue
-        if cwd == directory or directory in cwd.parents:
-            found.append(int(entry.name))
-    return found
