@@ -349,5 +349,5 @@ def test_a_harness_that_is_not_installed_is_an_infra_cell_that_says_so(
     from tackroom.mock import Script, Turn
 
     result = run(write_task(tmp_path), tmp_path, harness="ghost", mock=Script([Turn.reply("hi")]))
-    assert result.outcome == "infra" and result.policy.retry and result.rewards is None
+    assert result.outcome == "infra" and result.policy.retry and result.rewards is None, result.reason
     assert "(adapter 'ghost') is not installed by tackroom and not on PATH" in (result.reason or "")

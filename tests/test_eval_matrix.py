@@ -4,6 +4,7 @@ per cell, the most specific winning."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,99 @@ def test_eval_run_takes_a_matrix(tmp_path: Path) -> None:
     ]
     done = run_cli("eval", "run", str(matrix), "--task", "x")
     assert done.returncode == 2 and "drop those" in done.stderr
+
+
+def test_a_matrix_sets_a_profile_a_gateway_and_its_key_per_axis(suite: Path) -> None:
+    rules = suite / "profiles" / "base" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "house.md").write_text("Answer tersely.\n")
+    (suite / "matrix.toml").write_text(
+        MATRIX.replace(
+            'mock = "mock/default.toml"\n', 'mock = "mock/default.toml"\nprofile = "profiles/base"\n'
+        )
+        + '\n[model.gpt-5]\ngateway = "http://127.0.0.1:8300"\napi_key_env = "GATEWAY_KEY"\n'
+        + '\n[[cell]]\nharness = "codex"\nprofile = []\n'
+    )
+    cells = {
+        (c.task.path.name, c.harness, c.model, c.repeat): c for c in load_matrix(suite / "matrix.toml").cells
+    }
+    claude = cells[("alpha", "claude-code", "claude-sonnet-4-5", 0)]
+    assert claude.profile is not None and [r.text for r in claude.profile.rules] == ["Answer tersely.\n"]
+    assert claude.gateway is None and claude.api_key_env is None and claude.mock is not None
+    through = cells[("alpha", "claude-code", "gpt-5", 0)]
+    assert (through.gateway, through.api_key_env, through.mock) == (
+        "http://127.0.0.1:8300",
+        "GATEWAY_KEY",
+        None,
+    )
+    # the gateway is the model's endpoint; a task's or a cell's mock is more specific and wins again
+    assert text(cells[("beta", "codex", "gpt-5", 0)].mock) == "codex on beta"
+    assert cells[("beta", "codex", "gpt-5", 0)].gateway is None
+    assert cells[("alpha", "codex", "gpt-5", 0)].profile is None  # `profile = []`: none
+    assert cells[("alpha", "oracle", "gpt-5", 0)].profile is None
+    # the profile is part of what a cell is: another rule, another id
+    (rules / "house.md").write_text("Answer at length.\n")
+    again = {
+        (c.task.path.name, c.harness, c.model, c.repeat): c for c in load_matrix(suite / "matrix.toml").cells
+    }
+    assert again[("alpha", "claude-code", "claude-sonnet-4-5", 0)].id != claude.id
+    assert again[("alpha", "claude-code", "gpt-5", 0)].id != through.id
+
+
+def test_an_endpoint_a_profile_or_a_key_that_cannot_be_is_named(suite: Path) -> None:
+    bad = (
+        "[matrix]\n"  # 1
+        'tasks = ["tasks/alpha"]\n'  # 2
+        'harnesses = ["claude-code"]\n'  # 3
+        'gateway = "ftp://gw"\n'  # 4
+        'profile = "profiles/missing"\n'  # 5
+        'api_key_env = "NOT A NAME"\n'  # 6
+        "[task.alpha]\n"  # 7
+        "profile = 3\n"  # 8
+        'gateway = "http://127.0.0.1:8300"\n'  # 9
+        'mock_text = "x"\n'  # 10
+    )
+    (suite / "bad.toml").write_text(bad)
+    with pytest.raises(MatrixError) as raised:
+        load_matrix(suite / "bad.toml")
+    found = {(p.line, p.key) for p in raised.value.problems}
+    assert {
+        (4, "matrix.gateway"),
+        (5, "matrix.profile"),
+        (6, "matrix.api_key_env"),
+        (8, "task.alpha.profile"),
+        (9, "task.alpha.gateway"),
+    } <= found, raised.value
+    assert "no profile directory" in str(raised.value) and "gateway URL 'ftp://gw'" in str(raised.value)
+    (suite / "bad.toml").write_text(
+        '[matrix]\ntasks = ["tasks/alpha"]\nharnesses = ["claude-code"]\ncapture = true\n'
+        '[harness.claude-code]\ngateway = "http://127.0.0.1:8300"\n'
+    )
+    with pytest.raises(
+        MatrixError, match=r"task 'alpha', harness 'claude-code': gateway .* capture starts one"
+    ):
+        load_matrix(suite / "bad.toml")
+    (suite / "bad.toml").write_text(
+        '[matrix]\ntasks = ["tasks/alpha"]\nharnesses = ["claude-code"]\napi_key_env = "KEY"\n'
+    )
+    with pytest.raises(MatrixError, match="api_key_env names the key for base_url or gateway"):
+        load_matrix(suite / "bad.toml")
+
+
+def test_eval_run_refuses_endpoints_that_cannot_go_together(tmp_path: Path) -> None:
+    task = write_task(tmp_path / "tasks", "alpha")
+    quick = ("eval", "run", "--task", str(task), "--harness", "claude-code")
+    for extra, said in [
+        (
+            ("--mock-text", "x", "--gateway", "http://127.0.0.1:8300"),
+            "choose one endpoint: --mock-text or --gateway",
+        ),
+        (("--gateway", "http://127.0.0.1:8300", "--capture"), "--capture starts one"),
+        (("--api-key-env", "KEY"), "give one"),
+        (("--base-url", "ftp://x"), "not an http(s)"),
+        (("--profile", str(tmp_path / "nowhere")), "nowhere"),
+    ]:
+        done = run_cli(*quick, *extra, "--out", str(tmp_path / "eval"))
+        shown = " ".join(re.sub("[│╭╮╰╯─]", " ", done.stderr).split())
+        assert done.returncode != 0 and said in shown, (extra, shown)
+        assert not (tmp_path / "eval").exists()

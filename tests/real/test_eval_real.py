@@ -5,6 +5,7 @@ transcript agreeing, the cost from the price table."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,10 @@ from evalkit import BWRAP_MISSING, write_task
 from tackroom.adapters.adapter import Adapter
 from tackroom.eval.cell import Cell, run_cell
 from tackroom.eval.tasks import load_task
-from tackroom.mock import Script, Turn, Usage
+from tackroom.gateway import Gateway
+from tackroom.mock import MockServer, Script, Turn, Usage
+from tackroom.profile.model import Profile, Rule
+from tackroom.run.runner import vocabulary
 
 pytestmark = pytest.mark.skipif(BWRAP_MISSING is not None, reason=BWRAP_MISSING or "")
 
@@ -73,3 +77,37 @@ def test_the_tasks_environment_reaches_the_harness(
     cell = Cell(task=task, harness=harness.name, mock=said)
     result = asyncio.run(run_cell(cell, tmp_path / "cell", environ=harness_environ))
     assert (result.outcome, result.reward) == ("ok", 1.0), result.reason
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_a_cell_through_a_running_gateway_with_a_profile(
+    harness: Adapter, harness_environ: dict[str, str], tmp_path: Path
+) -> None:
+    """A matrix's ``gateway`` and ``profile``: the cell's harness talks to a running gateway (in front
+    of the mock, as one in front of a provider) under the cell's own trace id, and the profile's rule
+    is rendered into its home, where the real binary reads it: its text reaches the model."""
+    rule = "TACKROOM-EVAL-RULE-5521: answer tersely."
+    profile = Profile(rules=(Rule(name="house", text=rule),))
+    task = load_task(write_task(tmp_path))
+    with (
+        MockServer(script("hello"), tools=vocabulary(harness)) as mock,
+        Gateway(mock.base_url, db=tmp_path / "gateway.db") as gateway,
+    ):
+        cell = Cell(
+            task=task,
+            harness=harness.name,
+            model="claude-sonnet-4-5",
+            gateway=gateway.url,
+            profile=profile,
+            agent_timeout_s=120,
+        )
+        environ = {**harness_environ, "ANTHROPIC_API_KEY": "sk-ant-eval-through-gateway-01"}
+        result = asyncio.run(run_cell(cell, tmp_path / "cell", environ=environ))
+        assert (result.outcome, result.reward) == ("ok", 1.0), result.reason
+        bodies = [json.dumps(r.body) for r in mock.requests if "/messages" in r.path]
+        traced = gateway.store.calls(run=Path(result.run_dirs[0]).name)
+    assert bodies and all(rule in body for body in bodies)
+    assert traced and {c["trace_id"] or c["run_id"] for c in traced} == {Path(result.run_dirs[0]).name}
+    exact = {"input": 230, "output": 25, "cache_read": 30, "cache_write": 4}
+    assert result.usage is not None
+    assert result.usage["reported"] == result.usage["gateway"] == exact

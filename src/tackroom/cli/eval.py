@@ -88,6 +88,18 @@ def run(
     mock_text: str | None = typer.Option(
         None, "--mock-text", help="Run against the keyless mock answering this text."
     ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Point the harnesses at this endpoint (the key from --api-key-env)."
+    ),
+    gateway: str | None = typer.Option(
+        None, "--gateway", help="Send model calls through this running `tackroom gateway`, a trace per cell."
+    ),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="The variable holding the key for --base-url or --gateway."
+    ),
+    profile: list[Path] = typer.Option(
+        [], "--profile", help="A profile directory rendered into each harness's home (repeat to layer)."
+    ),
     repeats: int = typer.Option(1, "--repeats", min=1, max=1000, help="Runs of each cell."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="Where each cell runs: bwrap, docker or podman."),
     jobs: int | None = typer.Option(
@@ -127,8 +139,14 @@ def run(
     from tackroom.cli._stop import Stopped, until_signal
     from tackroom.eval.evaluate import evaluate, summary
 
-    if mock is not None and mock_text is not None:
-        raise typer.BadParameter("choose one of --mock and --mock-text")
+    endpoints = [n for n, v in (("--mock", mock), ("--mock-text", mock_text), ("--base-url", base_url),
+                                 ("--gateway", gateway)) if v is not None]  # fmt: skip
+    if len(endpoints) > 1:
+        raise typer.BadParameter(f"choose one endpoint: {' or '.join(endpoints)}")
+    if gateway is not None and capture:
+        raise typer.BadParameter("--gateway sends the cells through a running gateway; --capture starts one")
+    if api_key_env is not None and base_url is None and gateway is None:
+        raise typer.BadParameter("--api-key-env names the key for --base-url or --gateway; give one")
     if executor not in ("local", "ray"):
         raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
     if ray_address is not None and executor != "ray":
@@ -138,7 +156,7 @@ def run(
     if resume and out is None:
         raise typer.BadParameter("--resume needs the evaluation's directory: --out DIR")
     if matrix is not None:
-        if tasks or harnesses or models or mock or mock_text or capture:
+        if tasks or harnesses or models or endpoints or capture or profile or api_key_env:
             raise typer.BadParameter(
                 "a matrix file names the tasks, harnesses, models and endpoint: drop those"
             )
@@ -156,8 +174,19 @@ def run(
         per_harness = {}
         script = _script(mock, mock_text)
         cells = _cells(tasks, harnesses, models, repeats, script, sandbox, agent_timeout, verifier_timeout)
+        agent = {
+            "base_url": _url(base_url, "--base-url"),
+            "gateway": _url(gateway, "--gateway"),
+            "api_key_env": api_key_env,
+            "capture": capture,
+            "profile": _profile(profile),
+        }
         cells = [
-            replace(cell, allow_host_env=allow_host_env, capture=capture and cell.harness != "oracle")
+            replace(
+                cell,
+                allow_host_env=allow_host_env,
+                **(agent if cell.harness != "oracle" else {}),
+            )
             for cell in cells
         ]
     directory = out or _new_directory()
@@ -254,6 +283,24 @@ def _executor(name: str, address: str | None, jobs: int | None, per_harness: Any
     from tackroom.eval.ray import RayExecutor
 
     return RayExecutor(address)
+
+
+def _url(url: str | None, flag: str) -> str | None:
+    from tackroom.errors import RunSpecError
+    from tackroom.run.spec import check_base_url
+
+    try:
+        return None if url is None else check_base_url(url)
+    except RunSpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+
+
+def _profile(dirs: list[Path]) -> Any:
+    if not dirs:
+        return None
+    from tackroom.cli.profile import load
+
+    return load(dirs)
 
 
 def _cells(

@@ -31,6 +31,7 @@ from tackroom.errors import CellError, TackroomError
 from tackroom.eval.environment import Image, Unsupported, approximate
 from tackroom.eval.rewards import Reward, read_reward
 from tackroom.eval.tasks import Healthcheck, Step, Task, resolve_env
+from tackroom.profile.model import Profile
 from tackroom.run.sandbox import Network, Places, get_sandbox
 
 ORACLE = "oracle"
@@ -85,7 +86,14 @@ class Cell:
     mock: Any = None
     """The mock model's :class:`~tackroom.mock.Script` (None: the provider, or ``base_url``)."""
     base_url: str | None = None
+    gateway: str | None = None
+    """Send the model calls through this running ``tackroom gateway`` (its own upstream), under the
+    run's trace id: the cell's usage gets its third way from the gateway's record."""
+    api_key_env: str | None = None
+    """The variable holding the key for ``base_url`` or ``gateway``."""
     options: Mapping[str, Any] = field(default_factory=dict)
+    profile: Profile | None = None
+    """The profile rendered into the harness's home (rules, skills, MCP servers, ...); None: none."""
     sandbox: str = "bwrap"
     agent_timeout_s: float | None = None
     """None: the task's ``[agent].timeout_sec``, else :data:`DEFAULT_AGENT_TIMEOUT_S`."""
@@ -110,6 +118,9 @@ class Cell:
             "options": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(self.options.items())},
             "mock": None if self.mock is None else script_data(self.mock),
             "base_url": self.base_url,
+            "gateway": self.gateway,
+            "api_key_env": self.api_key_env,
+            "profile": None if self.profile is None else profile_digest(self.profile),
             "sandbox": self.sandbox,
             "agent_timeout_s": self.agent_timeout_s,
             "verifier_timeout_s": self.verifier_timeout_s,
@@ -122,6 +133,25 @@ class Cell:
     @property
     def agent_timeout(self) -> float:
         return self.agent_timeout_s or self.task.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
+
+
+def profile_digest(profile: Profile) -> str:
+    """SHA-256 of what a profile holds (not where it was read from): the same items, the same cell."""
+    import base64
+    from dataclasses import asdict
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, bytes):
+            return {"b64": base64.b64encode(value).decode("ascii")}
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    held = asdict(replace(profile, sources=(), withheld=()))
+    text = json.dumps(plain(held), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -546,8 +576,10 @@ class _CellRun:
             workdir=layout.app,
             mock=cell.mock,
             base_url=cell.base_url,
+            gateway=cell.gateway,
+            api_key_env=cell.api_key_env,
             timeout_s=cell.agent_timeout,
-            profile="none",
+            profile="none" if cell.profile is None else "given",
             capture=cell.capture,
             env={
                 **self.image.env,
@@ -567,6 +599,7 @@ class _CellRun:
             runs_dir=layout.cell_dir / "runs",
             environ=self.environ,
             binds=layout.binds(),
+            profile="default" if cell.profile is None else cell.profile,  # "default": the spec's own
         )
         data = result.to_json()
         self.timings["harness"] += result.duration_s

@@ -12,8 +12,14 @@ of them at once. Paths are relative to the matrix file. ::
     jobs = 4
     agent_timeout = 300                 # seconds; default: each task's own
     verifier_timeout = 120
-    mock = "mock/default.toml"          # the endpoint: mock, mock_text or base_url (none: the provider)
+    mock = "mock/default.toml"          # the endpoint: mock, mock_text, base_url or gateway
+                                        # (none: the provider's own API)
     capture = true                      # each run through a gateway of its own: usage a third way
+    profile = ["profiles/base"]         # profile directories rendered into each harness's home
+
+    [model.gpt-5]
+    gateway = "http://gw.internal:8300" # a running `tackroom gateway`: each cell under its trace id
+    api_key_env = "GATEWAY_KEY"         # the key for base_url or gateway
 
     [options]                           # option values for every cell
     max_turns = 20
@@ -31,7 +37,9 @@ of them at once. Paths are relative to the matrix file. ::
     mock = "mock/fix-the-test-codex.toml"
 
 A cell's settings are the top's, then its model's, its harness's, its task's, then each matching
-``[[cell]]`` in file order: the most specific wins; ``options`` tables merge key by key.
+``[[cell]]`` in file order: the most specific wins; ``options`` tables merge key by key; an endpoint
+(``mock``, ``mock_text``, ``base_url``, ``gateway``) replaces a less specific one, and its
+``api_key_env`` with it unless it names its own.
 """
 
 from __future__ import annotations
@@ -48,12 +56,14 @@ from tackroom.eval.cell import ORACLE, Cell
 from tackroom.eval.tasks import Task, check_task
 
 SETTINGS = (
-    "mock", "mock_text", "base_url", "options", "sandbox", "agent_timeout", "verifier_timeout", "capture",
+    "mock", "mock_text", "base_url", "gateway", "api_key_env", "options", "profile", "sandbox",
+    "agent_timeout", "verifier_timeout", "capture",
 )  # fmt: skip
 """What may be set at the top, per model, per harness, per task and per cell."""
 _TOP = {"tasks", "harnesses", "models", "repeats", "jobs", "allow_host_env", *SETTINGS}
 _SELECTORS = ("task", "harness", "model")
 _SANDBOXES = ("bwrap", "docker", "podman")
+_ENDPOINTS = ("mock", "mock_text", "base_url", "gateway")
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ class _Reader:
         self.problems: list[Problem] = []
         self.source: TomlSource | None = None
         self.per_harness: dict[str, int] = {}
+        self.profiles: dict[tuple[Path, ...], Any] = {}
 
     def read(self) -> Matrix | None:
         self.source = load_toml(self.path, self.shown)
@@ -126,8 +137,16 @@ class _Reader:
                     for selectors, settings in rules:
                         if _matches(selectors, task.path.name, harness, model):
                             chosen = _merge(chosen, settings)
+                    if harness != ORACLE and (conflict := _conflict(chosen)):
+                        where = f"task {task.path.name!r}, harness {harness!r}" + (
+                            f", model {model!r}" if model else ""
+                        )
+                        self._problem(("matrix",), f"the cells of {where}: {conflict}")
+                        continue
                     made = (_cell(task, harness, model, n, chosen, allow_host_env) for n in range(repeats))
                     cells.extend(made)
+        if self.problems:
+            return None
         return Matrix(self.path, tuple(cells), jobs, tuple(tasks), self.per_harness)
 
     # -- the axes --------------------------------------------------------------------------------
@@ -212,7 +231,7 @@ class _Reader:
 
     def _settings(self, table: dict[str, Any], key: KeyPath) -> dict[str, Any]:
         found: dict[str, Any] = {}
-        endpoints = [name for name in ("mock", "mock_text", "base_url") if name in table]
+        endpoints = [name for name in _ENDPOINTS if name in table]
         if len(endpoints) > 1:
             self._problem((*key, endpoints[1]), f"choose one endpoint: {' or '.join(endpoints)}")
         if "mock" in table:
@@ -235,8 +254,26 @@ class _Reader:
                     found["base_url"] = check_base_url(url)
                 except RunSpecError as exc:
                     self._problem((*key, "base_url"), str(exc))
+        if "gateway" in table:
+            url = self._text(table, (*key, "gateway"))
+            if url is not None:
+                from tackroom.errors import RunSpecError
+                from tackroom.run.spec import check_base_url
+
+                try:
+                    found["gateway"] = check_base_url(url)
+                except RunSpecError as exc:
+                    self._problem((*key, "gateway"), str(exc).replace("base URL", "gateway URL"))
+        name = self._text(table, (*key, "api_key_env"))
+        if name is not None:
+            if not name.isidentifier() or not name.isascii():
+                self._problem((*key, "api_key_env"), f"must name an environment variable, got {name!r}")
+            else:
+                found["api_key_env"] = name
         if "options" in table:
             found["options"] = self._options(table, (*key, "options"))
+        if "profile" in table:
+            found["profile"] = self._profile(table, (*key, "profile"))
         sandbox = self._text(table, (*key, "sandbox"))
         if sandbox is not None:
             if sandbox not in _SANDBOXES:
@@ -267,6 +304,33 @@ class _Reader:
             except OptionError as exc:
                 self._problem((*key, name), str(exc))
         return checked
+
+    def _profile(self, table: dict[str, Any], key: KeyPath) -> Any:
+        """The profile the directories name (a path or a list of them, layered in order; ``[]``: none)."""
+        value = table.get(key[-1])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self._problem(key, f"must be a profile directory or a list of them, got {value!r}")
+            return None
+        dirs = tuple(self.base / v for v in value)
+        if not dirs:
+            return None
+        if dirs not in self.profiles:
+            self.profiles[dirs] = None
+            missing = [d for d in dirs if not d.is_dir()]
+            if missing:
+                self._problem(key, f"no profile directory {missing[0]}")
+                return None
+            from tackroom.adapters.resolve import resolve_builtins
+            from tackroom.errors import TackroomError
+            from tackroom.profile.load import load_profile
+
+            try:
+                self.profiles[dirs] = load_profile(list(dirs), harnesses=resolve_builtins())
+            except TackroomError as exc:
+                self._problem(key, f"profile {', '.join(map(str, dirs))}: {exc}")
+        return self.profiles[dirs]
 
     def _script(self, path: Path, key: KeyPath) -> Any:
         from tackroom.errors import MockScriptError
@@ -341,16 +405,26 @@ class _Reader:
 def _merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for layer in layers:
-        for name, value in layer.items():
+        for name, value in sorted(layer.items(), key=lambda item: item[0] == "api_key_env"):
             if name == "options":
                 merged["options"] = {**merged.get("options", {}), **value}
-            elif name in ("mock", "base_url"):
-                merged.pop("mock", None)
-                merged.pop("base_url", None)
+            elif name in _ENDPOINTS:
+                # A more specific endpoint replaces the other's, with its key unless it names its own.
+                for endpoint in (*_ENDPOINTS, "api_key_env"):
+                    merged.pop(endpoint, None)
                 merged[name] = value
             else:
                 merged[name] = value
     return merged
+
+
+def _conflict(chosen: Mapping[str, Any]) -> str | None:
+    """Why a cell's merged settings cannot make a run (None: they can)."""
+    if chosen.get("gateway") and chosen.get("capture"):
+        return "gateway sends the runs through a running gateway and capture starts one: choose one"
+    if chosen.get("api_key_env") and not (chosen.get("base_url") or chosen.get("gateway")):
+        return "api_key_env names the key for base_url or gateway, and neither is set"
+    return None
 
 
 def _matches(selectors: Mapping[str, str], task: str, harness: str, model: str | None) -> bool:
@@ -368,7 +442,10 @@ def _cell(
         repeat=repeat,
         mock=chosen.get("mock") if harness != ORACLE else None,
         base_url=chosen.get("base_url") if harness != ORACLE else None,
+        gateway=chosen.get("gateway") if harness != ORACLE else None,
+        api_key_env=chosen.get("api_key_env") if harness != ORACLE else None,
         options=chosen.get("options", {}) if harness != ORACLE else {},
+        profile=chosen.get("profile") if harness != ORACLE else None,
         sandbox=chosen.get("sandbox", "bwrap"),
         agent_timeout_s=chosen.get("agent_timeout"),
         verifier_timeout_s=chosen.get("verifier_timeout"),
