@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tackroom.errors import Problem
     from tackroom.eval.cell import Cell, CellResult
     from tackroom.eval.evaluate import Progress
+    from tackroom.eval.results import ResultStore
 
 app = typer.Typer(
     help="Evaluate harnesses on Harbor tasks: check tasks, run them, report.", no_args_is_help=True
@@ -23,6 +24,12 @@ app = typer.Typer(
 task_app = typer.Typer(help="Harbor task directories.", no_args_is_help=True)
 app.add_typer(task_app, name="task")
 
+DB_OPT = typer.Option(
+    None,
+    "--db",
+    help="Where the results are stored: a SQLite file, or postgresql://user@host/db (the one a shared "
+    "gateway uses; default: the state database).",
+)
 JSON_OPT = typer.Option(False, "--json", help="Print JSON.")
 
 
@@ -132,6 +139,7 @@ def run(
     capture: bool = typer.Option(
         False, "--capture", help="Run each harness through a gateway of its own: every model call captured."
     ),
+    db: str | None = DB_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Run tasks × harnesses × models × repeats, each cell sandboxed and graded by its verifier: from a
@@ -194,6 +202,7 @@ def run(
     work = evaluate(
         cells,
         directory,
+        store=_store(db),
         jobs=jobs,
         resume=resume,
         retry_failed=retry_failed,
@@ -230,6 +239,7 @@ def report(
     html: Path | None = typer.Option(None, "--html", help="Write the report as one static HTML file here."),
     as_json: bool = typer.Option(False, "--json", help="Print the report's data as JSON."),
     markdown: bool = typer.Option(False, "--markdown", help="Print the report as Markdown (the default)."),
+    db: str | None = DB_OPT,
 ) -> None:
     """The report of an evaluation: each harness × model's pass rate, rewards, pass@k, tokens, cost and
     time with their intervals, the task grid, and paired comparisons."""
@@ -238,8 +248,9 @@ def report(
 
     if sum((html is not None, as_json, markdown)) > 1:
         raise typer.BadParameter("choose one of --html, --json and --markdown")
-    directory = _evaluation(run)
-    data = build(directory, details=html is not None)
+    store = _store(db)
+    directory = _evaluation(run, store)
+    data = build(directory, details=html is not None, store=store)
     if not data["cells"]:
         raise ConfigError([Problem(str(directory), "", "no stored cell results: nothing to report")])
     if as_json:
@@ -255,18 +266,22 @@ def report(
         sys.stdout.write(render_markdown(data))
 
 
-def _evaluation(run: str | None) -> Path:
-    from tackroom._files import data_dir
-    from tackroom.errors import ConfigError, Problem
-    from tackroom.eval.report import latest_evaluation
+def _store(db: str | None) -> ResultStore:
     from tackroom.eval.results import ResultStore
 
+    return ResultStore(db)
+
+
+def _evaluation(run: str | None, store: ResultStore) -> Path:
+    from tackroom._files import data_dir
+    from tackroom.errors import ConfigError, Problem
+
     if run is None:
-        found = latest_evaluation()
+        found = store.last_directory()
         if found is None:
-            raise ConfigError([Problem("", "", "no evaluation stored yet: run `tackroom eval run` first")])
+            said = f"no evaluation stored in {store.where} yet: run `tackroom eval run` first"
+            raise ConfigError([Problem("", "", said)])
         return found
-    store = ResultStore()
     for candidate in (Path(run), data_dir() / "evals" / run):
         if store.known(candidate) is not None:
             return candidate

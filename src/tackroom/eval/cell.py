@@ -378,9 +378,35 @@ async def run_cell(
         result = replace(base, outcome="infra", reason=str(exc))
     except OSError as exc:  # a disk that fills, a directory that cannot be made
         result = replace(base, outcome="infra", reason=f"the cell's files: {exc.strerror or exc}")
+    full = _disk_full(cell_dir)
+    if full is not None and not (result.outcome == "ok" and result.reward_status == "ok"):
+        # Whatever failed in a cell whose disk filled failed for want of space: this machine's fault,
+        # not the harness's (another try, with room, may go otherwise).
+        said = f"{full}: free some space, then --resume --retry-failed"
+        result = replace(
+            result, outcome="infra", reason=f"{said} ({result.reason})" if result.reason else said
+        )
     return _finish(
         replace(result, approximated=image.approximated, notes=(*image.notes, *result.notes)), clock
     )
+
+
+DISK_FULL_BYTES = 256 * 1024
+"""A cell's filesystem with less free than this (256 KiB) after the cell has filled up."""
+
+
+def _disk_full(cell_dir: Path) -> str | None:
+    """What to say when the filesystem of ``cell_dir`` is full (None: it is not)."""
+    for where in (cell_dir, *cell_dir.parents):
+        try:
+            found = os.statvfs(where)
+        except OSError:
+            continue
+        free = found.f_bavail * found.f_frsize
+        if free >= DISK_FULL_BYTES:
+            return None
+        return f"the disk is full (No space left on device: {free} bytes free under {where})"
+    return None
 
 
 def _finish(result: CellResult, clock: float) -> CellResult:

@@ -10,13 +10,14 @@ that failed), and stopping the evaluation loses at most the cells that were runn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tackroom.errors import EvaluationExistsError, Problem
+from tackroom.errors import EvaluationExistsError, Problem, StateError, TackroomError
 from tackroom.eval.cell import Cell, CellResult, look_up_prices
 from tackroom.eval.executors import Executor, LocalExecutor
 from tackroom.eval.results import ResultStore
@@ -109,14 +110,29 @@ async def evaluate(
 
 def keep(store: ResultStore, evaluation: int, result: CellResult) -> None:
     """Keep ``result``: the cell's ``result.json`` (Harbor's names), then its row in the store, which
-    is what makes the cell done."""
+    is what makes the cell done. A ``result.json`` that cannot be written (a full disk) is said in
+    the stored result's notes; a store that cannot take the row is a :class:`StateError`: nothing
+    more is worth running until it can."""
     cell_dir = Path(result.cell_dir)
-    cell_dir.mkdir(parents=True, exist_ok=True)
     harbor = cell_dir / "result.json"
     tmp = harbor.with_name(".result.json.tmp")
-    tmp.write_text(json.dumps(result.harbor_json(), indent=2, ensure_ascii=True) + "\n", encoding="utf-8")
-    tmp.replace(harbor)
-    store.store(evaluation, [result])
+    try:
+        cell_dir.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(result.harbor_json(), indent=2, ensure_ascii=True) + "\n", encoding="utf-8")
+        tmp.replace(harbor)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        said = f"{harbor} could not be written ({exc.strerror or exc}): the stored result is the record"
+        result = replace(result, notes=(*result.notes, said))
+    try:
+        store.store(evaluation, [result])
+    except TackroomError as exc:
+        raise StateError(
+            f"the result of cell {result.cell_id[:12]} ({result.task}, {result.harness}) could not be "
+            f"stored: {exc}. The evaluation stops here; the cells stored so far are kept: once the store "
+            f"works again, go on with --resume --out {cell_dir.parent.parent}"
+        ) from exc
 
 
 def _done(result: CellResult | None, retry_failed: bool) -> bool:

@@ -25,9 +25,10 @@ EVENTS_LIMIT = 200
 REPORT_FORMAT = 1
 
 
-def latest_evaluation() -> Path | None:
-    """The directory of the evaluation a cell result was stored in last, or None."""
-    return ResultStore().last_directory()
+def latest_evaluation(store: ResultStore | None = None) -> Path | None:
+    """The directory of the evaluation a cell result was stored in last (in ``store``, default: the
+    state database), or None."""
+    return (store or ResultStore()).last_directory()
 
 
 def build(directory: Path, *, details: bool = True, store: ResultStore | None = None) -> dict[str, Any]:
