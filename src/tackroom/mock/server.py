@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import selectors
 import socket
 import threading
 import time
@@ -31,8 +32,6 @@ from tackroom.mock.wires.base import OfferedTool
 _STOP_GRACE_S = 5.0
 _READ_TIMEOUT_S = 30.0
 """Seconds a client may take to send a request body before it is answered 408."""
-_POLL_S = 0.02
-"""How often serve_forever checks for shutdown: stop() waits up to this long (default 0.5 s)."""
 
 
 _BACKLOG = 1024
@@ -46,6 +45,7 @@ class _HTTPServer(ThreadingHTTPServer):
     def __init__(
         self, address: tuple[str, int], setup: Setup, recorder: Recorder, read_timeout_s: float
     ) -> None:
+        self._wake_r, self._wake_w = socket.socketpair()  # before the bind, whose failure closes them
         super().__init__(address, _Handler)
         self.setup = setup
         self.recorder = recorder
@@ -53,6 +53,28 @@ class _HTTPServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+
+    def serve(self) -> None:
+        """Serve until :meth:`wake` (socketserver's ``serve_forever`` polls for its shutdown flag, so
+        a stop waits out its poll interval: each run's end paid it). One selector waits on the
+        listening socket and a wake-up socket, so a stop is answered at once."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while not self.stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is self and not self.stopping.is_set():
+                        self._handle_request_noblock()  # type: ignore[attr-defined]  # (what serve_forever calls)
+
+    def wake(self) -> None:
+        """Make :meth:`serve` return (``stopping`` is set first)."""
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake_r.close()
+        self._wake_w.close()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._open_lock:
@@ -233,9 +255,7 @@ class MockServer:
         except (OSError, OverflowError, ValueError) as exc:  # taken, not local, not an address
             self._recorder.close()
             raise MockError(f"cannot listen on {host}:{port}: {exc}") from exc
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(_POLL_S,), name="tackroom-mock", daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve, name="tackroom-mock", daemon=True)
         self._thread.start()
         return self
 
@@ -244,11 +264,11 @@ class MockServer:
         if self._httpd is None:
             return
         self._httpd.stopping.set()  # wakes handlers sleeping in a scripted delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._httpd.close_connections()
+        self._httpd.wake()
         if self._thread is not None:
             self._thread.join(_STOP_GRACE_S)
+        self._httpd.server_close()
+        self._httpd.close_connections()
         self._recorder.close()
         self._httpd = self._thread = None
 
