@@ -66,6 +66,10 @@ def test_cells_run_on_the_cluster_as_they_run_here(cluster: str, tmp_path: Path)
         cell_dir = Path(result.cell_dir)
         assert cell_dir == tmp_path / "ray" / "cells" / result.cell_id
         assert (cell_dir / "result.json").is_file() and (cell_dir / "instruction.md").is_file()
+        # Ray's part (the task shipped in, the directory back) is counted in the cell's time
+        timings = result.timings
+        assert 0 < timings["ray"] < timings["total"] and timings["total"] >= timings["setup"] + timings["ray"]
+    assert all("ray" not in r.timings for r in here)
     assert (tmp_path / "ray" / "cells" / cells[0].id / "root" / "app" / "hello.txt").read_text() == "hello\n"
     assert set(stored(tmp_path / "ray")) == {c.id for c in cells}
 

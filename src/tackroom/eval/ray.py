@@ -21,6 +21,7 @@ import os
 import socket
 import tarfile
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -128,6 +129,8 @@ def _received(future: asyncio.Future[Any], cell: Cell, directory: Path) -> CellR
         return _lost(cell, target, f"the Ray worker running it was lost ({type(exc).__name__})")
     except exceptions.RayError as exc:
         return _lost(cell, target, f"Ray could not run it: {str(exc).splitlines()[0][:300]}")
+    clock, arrived = time.monotonic(), time.time()
+    returned_at = data.get("returned_at")
     result = CellResult.from_json(data)
     said = (
         [] if packed is not None else [f"its directory was larger than {PACK_LIMIT} bytes: left on its node"]
@@ -138,6 +141,10 @@ def _received(future: asyncio.Future[Any], cell: Cell, directory: Path) -> CellR
         except (OSError, tarfile.TarError) as exc:
             said.append(f"its directory could not be brought back: {exc}")
     remote = Path(result.cell_dir)
+    # Ray's part here: the result's way back from the worker (its clock against this one: on one
+    # machine exact, across machines as good as their clocks agree) and the unpacking.
+    travel = max(0.0, arrived - returned_at) if isinstance(returned_at, int | float) else 0.0
+    result = _with_ray_time(result, travel + time.monotonic() - clock)
     return replace(
         result,
         cell_dir=str(target),
@@ -157,15 +164,29 @@ def _run_remote(cell: Cell, packed_task: bytes) -> tuple[dict[str, Any], bytes |
 
     with tempfile.TemporaryDirectory(prefix="tackroom-cell-") as scratch:
         root = Path(scratch)
+        look_up_prices([cell])  # once per worker: a cache, kept between the cells it runs
+        clock = time.monotonic()
         _unpack(packed_task, root / "task")
         task = load_task(root / "task" / cell.task.path.name)
         if task.digest != cell.task.digest:
             raise RuntimeError(f"task {cell.task.name} arrived changed (digest {task.digest[:12]})")
         cell_dir = root / "cell"
-        look_up_prices([cell])  # once per worker: a cache, kept between the cells it runs
+        unpacked = time.monotonic() - clock
         result = asyncio.run(run_cell(replace(cell, task=task), cell_dir))
+        clock = time.monotonic()
         packed = _pack(cell_dir, ".") if cell_dir.exists() else None
-        return result.to_json(), packed if packed is None or len(packed) <= PACK_LIMIT else None
+        result = _with_ray_time(result, unpacked + time.monotonic() - clock)
+        data = {**result.to_json(), "returned_at": time.time()}
+        return data, packed if packed is None or len(packed) <= PACK_LIMIT else None
+
+
+def _with_ray_time(result: CellResult, seconds: float) -> CellResult:
+    """``result`` with ``seconds`` of Ray's part (shipping the task in, the cell's directory back)
+    counted in its time: ``timings["ray"]``, and in its total."""
+    timings = dict(result.timings)
+    timings["ray"] = timings.get("ray", 0.0) + seconds
+    timings["total"] = timings.get("total", 0.0) + seconds
+    return replace(result, timings=timings)
 
 
 def _pack(directory: Path, name: str) -> bytes:
