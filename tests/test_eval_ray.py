@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -50,9 +51,18 @@ def suite(root: Path) -> list[Cell]:
     ]
 
 
-def test_cells_run_on_the_cluster_as_they_run_here(cluster: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("in_place", "how"),
+    [(True, "in the evaluation's directory"), (False, "its directory shipped back")],
+    ids=["in-place", "shipped"],
+)
+def test_cells_run_on_the_cluster_as_they_run_here(
+    cluster: str, tmp_path: Path, in_place: bool, how: str
+) -> None:
+    """Workers here see the evaluation's directory, so they run cells in it; ``in_place=False``
+    takes the way cells take across machines: the task shipped in, the directory packed back."""
     cells = suite(tmp_path / "tasks")
-    on_ray = asyncio.run(evaluate(cells, tmp_path / "ray", executor=RayExecutor(cluster)))
+    on_ray = asyncio.run(evaluate(cells, tmp_path / "ray", executor=RayExecutor(cluster, in_place=in_place)))
     here = asyncio.run(evaluate(cells, tmp_path / "local", jobs=2))
     summary = [(r.task, r.outcome, r.reward, r.reward_status) for r in on_ray]
     assert summary == [(r.task, r.outcome, r.reward, r.reward_status) for r in here]
@@ -66,6 +76,7 @@ def test_cells_run_on_the_cluster_as_they_run_here(cluster: str, tmp_path: Path)
         cell_dir = Path(result.cell_dir)
         assert cell_dir == tmp_path / "ray" / "cells" / result.cell_id
         assert (cell_dir / "result.json").is_file() and (cell_dir / "instruction.md").is_file()
+        assert result.notes[-1] == f"ran on Ray node {socket.gethostname()}, {how}"
         # Ray's part (the task shipped in, the directory back) is counted in the cell's time
         timings = result.timings
         assert 0 < timings["ray"] < timings["total"] and timings["total"] >= timings["setup"] + timings["ray"]

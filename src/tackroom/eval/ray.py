@@ -4,7 +4,10 @@ Each cell is one Ray task with the resources its task asks for (``cpus``, ``memo
 with its task directory (packed once per task, put in Ray's object store) and run by
 :func:`tackroom.eval.cell.run_cell` on whichever node Ray picks, in a directory of that node's;
 the task returns the result and the cell's directory, packed, which the evaluation unpacks into
-its own ``cells/<cell id>/``. Results stream back as they finish. A worker that dies mid-cell (its
+its own ``cells/<cell id>/``. Where a worker sees the evaluation's directory at the same path (the
+same machine, or a shared filesystem: it finds the token this evaluation wrote there), it runs the
+cell there in place and reads the task where it is, so only the result travels. Results stream
+back as they finish. A worker that dies mid-cell (its
 process or its node) makes that cell ``worker_lost``, which ``--resume`` runs again; Ray itself
 never retries a cell (``max_retries=0``), so a cell runs once per attempt.
 
@@ -18,6 +21,7 @@ import asyncio
 import contextlib
 import io
 import os
+import secrets
 import socket
 import tarfile
 import tempfile
@@ -27,9 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tackroom.errors import RayUnavailableError
+from tackroom.errors import RayUnavailableError, TackroomError
 from tackroom.eval.cell import Cell, CellResult
 from tackroom.eval.executors import Finished, Started
+from tackroom.eval.tasks import Task
 
 PACK_LIMIT = 512 * 1024 * 1024
 """A cell's directory packed past this many bytes (512 MiB) comes back without its files."""
@@ -38,9 +43,14 @@ PACK_LIMIT = 512 * 1024 * 1024
 class RayExecutor:
     """Runs cells on the Ray cluster at ``address`` (None: start a local one for this evaluation)."""
 
-    def __init__(self, address: str | None = None, *, connect_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, address: str | None = None, *, connect_timeout_s: float = 30.0, in_place: bool = True
+    ) -> None:
         self.address = address
         self.connect_timeout_s = connect_timeout_s
+        self.in_place = in_place
+        """Let a worker that sees the evaluation's directory run its cells there (False: every cell
+        ships its task and brings its directory back through Ray, as across machines)."""
 
     async def run(self, cells: Sequence[Cell], directory: Path, started: Started, finished: Finished) -> None:
         ray = _ray()
@@ -48,6 +58,7 @@ class RayExecutor:
         # Off the loop's thread: so Ray leaves this process's signal handlers alone (SIGTERM stops the
         # evaluation, cleanly, as it does with the local pool).
         remote = ray.remote(max_retries=0, retry_exceptions=False)(_run_remote)
+        shared = await asyncio.to_thread(_mark, directory) if self.in_place else None
         packed: dict[str, Any] = {}
         pending: dict[Any, Cell] = {}
         try:
@@ -58,7 +69,7 @@ class RayExecutor:
                 options: dict[str, Any] = {"num_cpus": task.environment.cpus or 1}
                 if task.environment.memory_mb:
                     options["memory"] = task.environment.memory_mb * 1024 * 1024
-                ref = remote.options(**options).remote(cell, packed[task.digest])
+                ref = remote.options(**options).remote(cell, packed[task.digest], shared)
                 pending[ref] = cell
                 started(cell)
             futures = {asyncio.wrap_future(ref.future()): ref for ref in pending}
@@ -132,8 +143,11 @@ def _received(future: asyncio.Future[Any], cell: Cell, directory: Path) -> CellR
     clock, arrived = time.monotonic(), time.time()
     returned_at = data.get("returned_at")
     result = CellResult.from_json(data)
+    in_place = Path(result.cell_dir).resolve() == target.resolve()
     said = (
-        [] if packed is not None else [f"its directory was larger than {PACK_LIMIT} bytes: left on its node"]
+        []
+        if packed is not None or in_place
+        else [f"its directory was larger than {PACK_LIMIT} bytes: left on its node"]
     )
     if packed is not None:
         try:
@@ -157,27 +171,96 @@ def _lost(cell: Cell, target: Path, reason: str) -> CellResult:
     return CellResult.of(cell, target, "worker_lost", reason)
 
 
-def _run_remote(cell: Cell, packed_task: bytes) -> tuple[dict[str, Any], bytes | None]:
-    """On a Ray worker: unpack the task, run the cell in a directory of this node, pack it back."""
+MARK = ".tackroom-ray"
+"""The file in the evaluation's directory whose token tells a worker it sees that directory."""
+
+
+def _mark(directory: Path) -> tuple[str, str]:
+    """Write a fresh token into ``directory``: (the directory, the token) for the workers to check."""
+    token = secrets.token_hex(16)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARK).write_text(token, encoding="ascii")
+    return str(directory.resolve()), token
+
+
+def _sees(shared: tuple[str, str] | None) -> Path | None:
+    """The evaluation's directory if this worker sees it (the token there is this evaluation's)."""
+    if shared is None:
+        return None
+    directory, token = Path(shared[0]), shared[1]
+    try:
+        return directory if (directory / MARK).read_text(encoding="ascii") == token else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _run_remote(
+    cell: Cell, packed_task: bytes, shared: tuple[str, str] | None
+) -> tuple[dict[str, Any], bytes | None]:
+    """On a Ray worker: run the cell in the evaluation's directory where this worker sees it, else
+    unpack the task, run the cell in a directory of this node, and pack it back."""
     from tackroom.eval.cell import look_up_prices, run_cell
     from tackroom.eval.tasks import load_task
 
+    look_up_prices([cell])  # once per worker: a cache, kept between the cells it runs
+    adapters = _adapters()
+    clock = time.monotonic()
+    directory = _sees(shared)
+    if directory is not None:
+        task = _task_here(cell)
+        if task is not None:
+            ready = time.monotonic() - clock
+            cell_dir = directory / "cells" / cell.id
+            result = asyncio.run(run_cell(replace(cell, task=task), cell_dir, adapters=adapters))
+            result = _on_node(_with_ray_time(result, ready), "in the evaluation's directory")
+            return {**result.to_json(), "returned_at": time.time()}, None
     with tempfile.TemporaryDirectory(prefix="tackroom-cell-") as scratch:
         root = Path(scratch)
-        look_up_prices([cell])  # once per worker: a cache, kept between the cells it runs
-        clock = time.monotonic()
         _unpack(packed_task, root / "task")
         task = load_task(root / "task" / cell.task.path.name)
         if task.digest != cell.task.digest:
             raise RuntimeError(f"task {cell.task.name} arrived changed (digest {task.digest[:12]})")
         cell_dir = root / "cell"
         unpacked = time.monotonic() - clock
-        result = asyncio.run(run_cell(replace(cell, task=task), cell_dir))
+        result = asyncio.run(run_cell(replace(cell, task=task), cell_dir, adapters=adapters))
         clock = time.monotonic()
         packed = _pack(cell_dir, ".") if cell_dir.exists() else None
         result = _with_ray_time(result, unpacked + time.monotonic() - clock)
-        data = {**result.to_json(), "returned_at": time.time()}
+        data = {**_on_node(result, "its directory shipped back").to_json(), "returned_at": time.time()}
         return data, packed if packed is None or len(packed) <= PACK_LIMIT else None
+
+
+_WORKER: dict[str, Any] = {}
+"""What a worker process loads once and keeps between the cells it runs."""
+
+
+def _adapters() -> Any:
+    """This worker's adapters (its own environment's: its drop-ins, its config), loaded once, with
+    the run path imported: a worker's start, as the local pool's, is no cell's time."""
+    if "adapters" not in _WORKER:
+        import importlib
+
+        from tackroom.adapters.resolve import load_adapters
+
+        importlib.import_module("tackroom.run.runner")
+        _WORKER["adapters"] = load_adapters()
+    return _WORKER["adapters"]
+
+
+def _task_here(cell: Cell) -> Task | None:
+    """The cell's task read where the driver read it, if it is there on this node unchanged."""
+    from tackroom.eval.tasks import load_task
+
+    try:
+        task = load_task(cell.task.path)
+    except (TackroomError, OSError):
+        return None
+    return task if task.digest == cell.task.digest else None
+
+
+def _on_node(result: CellResult, how: str) -> CellResult:
+    """``result`` noting the node that ran it, and how its directory reached the evaluation."""
+    return replace(result, notes=(*result.notes, f"ran on Ray node {socket.gethostname()}, {how}"))
 
 
 def _with_ray_time(result: CellResult, seconds: float) -> CellResult:
