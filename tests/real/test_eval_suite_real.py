@@ -13,6 +13,7 @@ reaches its agent.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,12 @@ import pytest
 
 from evalkit import BWRAP_MISSING
 from tackroom.adapters.adapter import Adapter
+from tackroom.adapters.resolve import resolve_builtins
+from tackroom.errors import InstallError
 from tackroom.eval.evaluate import evaluate
 from tackroom.eval.matrix import load_matrix
 from tackroom.eval.report import build
+from tackroom.install import install
 
 pytestmark = pytest.mark.skipif(BWRAP_MISSING is not None, reason=BWRAP_MISSING or "")
 
@@ -80,15 +84,14 @@ EXPECTED = {
 }
 
 
-def suite_cells(tmp_path: Path, harness: str) -> list[Any]:
-    """The suite's matrix with ``harness`` and the oracle (copied: a test never writes into the repo)."""
+def suite_cells(tmp_path: Path, *harnesses: str) -> list[Any]:
+    """The suite's matrix with ``harnesses`` and the oracle (copied: a test never writes into the repo)."""
     copy = tmp_path / "suite"
     shutil.copytree(SUITE, copy)
     matrix = copy / "matrix.toml"
+    names = ", ".join(f'"{name}"' for name in ("oracle", *harnesses))
     matrix.write_text(
-        matrix.read_text().replace(
-            'harnesses = ["oracle", "claude-code"]', f'harnesses = ["oracle", "{harness}"]'
-        )
+        matrix.read_text().replace('harnesses = ["oracle", "claude-code"]', f"harnesses = [{names}]")
     )
     return list(load_matrix(matrix).cells)
 
@@ -142,17 +145,28 @@ def test_the_example_suite_on_the_local_pool(
     check_report(out, harness.name)
 
 
-@pytest.mark.timeout(900)
-@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
-def test_the_example_suite_on_a_ray_cluster(
-    harness: Adapter, harness_data: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+@pytest.mark.timeout(1800)
+def test_the_example_suite_on_a_ray_cluster(harness_data: Path, tmp_path: Path) -> None:
+    """Every harness of the local test in one matrix on a Ray cluster (a head and a worker on
+    loopback, one CPU each): the same report, harness by harness."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'tackroom[ray]' (scripts/test does)")
     from raykit import ray_cluster
     from tackroom.eval.ray import RayExecutor
 
-    cells = suite_cells(tmp_path, harness.name)
+    names, missing = [], []
+    for name in sorted(PER_RUN):
+        adapter = resolve_builtins()[name]
+        try:
+            install(adapter, adapter.verified_with, env={**os.environ, "XDG_DATA_HOME": str(harness_data)})
+        except InstallError as exc:
+            missing.append(f"{name} ({exc})")
+        else:
+            names.append(name)
+    cells = suite_cells(tmp_path, *names)
     out = tmp_path / "eval"
-    with ray_cluster(tmp_path_factory.mktemp("ray-home"), data=harness_data) as address:
+    with ray_cluster(tmp_path / "ray-home", data=harness_data) as address:
         asyncio.run(evaluate(cells, out, executor=RayExecutor(address)))
-    check_report(out, harness.name)
+    for name in names:
+        check_report(out, name)
+    if missing:
+        pytest.skip(f"checked on Ray: {', '.join(names)}; not installable here: {'; '.join(missing)}")
