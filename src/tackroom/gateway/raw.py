@@ -639,7 +639,7 @@ class RawEngine:
         for upstream in self.upstreams.values():
             upstream.close()
         for _ in range(3):  # an aborted socket is closed by the loop's next turns, not at once
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)
         if self.server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.server.wait_closed(), 1.0)
