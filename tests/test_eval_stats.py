@@ -113,3 +113,31 @@ def test_groups_score_valid_rewards_and_count_the_rest_apart() -> None:
     assert data["pass_at_k"] == {"1": 0.75, "2": 1.0} and data["pass_hat_k"] == {"1": 0.75, "2": 0.5}
     assert data["tokens"] == 72 and data["cost_usd"] is None  # one cell's cost is unknown: never summed as 0
     assert data["seconds_median"] == 2.0
+
+
+def test_a_cell_counts_each_figure_from_the_first_way_that_knows_it() -> None:
+    from tackroom.eval.cell import counted_usage
+
+    ways = {
+        "gateway": {
+            "input": 1850,
+            "output": 120,
+            "cache_read": "not_reported",
+            "cache_write": "not_reported",
+        },
+        "reported": {"input": 1900, "output": 121, "cache_read": 200, "cache_write": "not_reported"},
+        "transcript": None,
+    }
+    # the wire first (1850: it keeps cache writes out of the input), then the report, never a guess
+    assert counted_usage(ways) == {
+        "input": 1850,
+        "output": 120,
+        "cache_read": 200,
+        "cache_write": "not_reported",
+    }
+    assert counted_usage({"reported": None, "transcript": {"input": 5}, "gateway": None}) == {
+        "input": 5,
+        "output": "not_reported",
+        "cache_read": "not_reported",
+        "cache_write": "not_reported",
+    }

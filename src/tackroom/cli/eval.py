@@ -136,8 +136,11 @@ def run(
     allow_host_env: bool = typer.Option(
         False, "--allow-host-env", help="Let tasks take their ${VAR} values from this machine's environment."
     ),
-    capture: bool = typer.Option(
-        False, "--capture", help="Run each harness through a gateway of its own: every model call captured."
+    capture: bool | None = typer.Option(
+        None,
+        "--capture/--no-capture",
+        help="Run each harness through a gateway of its own, every model call captured (the default "
+        "without --gateway).",
     ),
     db: str | None = DB_OPT,
     as_json: bool = JSON_OPT,
@@ -151,7 +154,7 @@ def run(
                                  ("--gateway", gateway)) if v is not None]  # fmt: skip
     if len(endpoints) > 1:
         raise typer.BadParameter(f"choose one endpoint: {' or '.join(endpoints)}")
-    if gateway is not None and capture:
+    if gateway is not None and capture is True:
         raise typer.BadParameter("--gateway sends the cells through a running gateway; --capture starts one")
     if api_key_env is not None and base_url is None and gateway is None:
         raise typer.BadParameter("--api-key-env names the key for --base-url or --gateway; give one")
@@ -164,7 +167,7 @@ def run(
     if resume and out is None:
         raise typer.BadParameter("--resume needs the evaluation's directory: --out DIR")
     if matrix is not None:
-        if tasks or harnesses or models or endpoints or capture or profile or api_key_env:
+        if tasks or harnesses or models or endpoints or capture is not None or profile or api_key_env:
             raise typer.BadParameter(
                 "a matrix file names the tasks, harnesses, models and endpoint: drop those"
             )
@@ -186,7 +189,7 @@ def run(
             "base_url": _url(base_url, "--base-url"),
             "gateway": _url(gateway, "--gateway"),
             "api_key_env": api_key_env,
-            "capture": capture,
+            "capture": capture is not False and gateway is None,
             "profile": _profile(profile),
         }
         cells = [

@@ -101,9 +101,10 @@ class Cell:
     """None: the task's ``[verifier].timeout_sec`` (600 s by default)."""
     allow_host_env: bool = False
     """Let the task's ``${VAR}`` values be taken from this machine's environment."""
-    capture: bool = False
+    capture: bool = True
     """Run the harness through a gateway of its own, under the run's trace id: every model call it
-    made is captured, and the cell's usage gets its third way (``gateway``)."""
+    made is captured, and the cell's usage gets its third way (``gateway``). Off with ``gateway``
+    (a running gateway captures the calls instead) and for the oracle (it makes none)."""
 
     @cached_property
     def id(self) -> str:
@@ -173,6 +174,8 @@ class CellResult:
     timed_out: bool = False
     usage: Mapping[str, Any] | None = None
     """``reported`` (the harness's stream), ``transcript`` (its own logs), ``gateway`` (captured),
+    ``counted`` (each figure from the first way that knows it: the gateway, the report, the
+    transcript; what the tokens and the cost count),
     each as tackroom's usage figures or None; ``disagree`` names figures that differ."""
     cost_usd: float | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
@@ -286,8 +289,9 @@ class CellResult:
 
     def harbor_json(self, agent_version: str | None = None) -> dict[str, Any]:
         """The trial's ``result.json`` with Harbor's field names where they overlap, tackroom's beside."""
-        reported = (self.usage or {}).get("reported") or {}
-        counts = {k: v for k, v in reported.items() if isinstance(v, int)}
+        usage = self.usage or {}
+        counted = usage.get("counted") or usage.get("reported") or {}
+        counts = {k: v for k, v in counted.items() if isinstance(v, int)}
         cached = counts.get("cache_read", 0) + counts.get("cache_write", 0)
         exception = None
         if self.outcome != "ok":
@@ -606,7 +610,7 @@ class _CellRun:
             api_key_env=cell.api_key_env,
             timeout_s=cell.agent_timeout,
             profile="none" if cell.profile is None else "given",
-            capture=cell.capture,
+            capture=cell.capture and cell.gateway is None,
             env={
                 **self.image.env,
                 **resolve_env(
@@ -630,14 +634,13 @@ class _CellRun:
         data = result.to_json()
         self.timings["harness"] += result.duration_s
         self.run_dirs.append(data["run_dir"])
-        self.usage.append(
-            {
-                "reported": data["usage"],
-                "transcript": _transcript_usage(data),
-                "gateway": _gateway_usage(data),
-            }
-        )
-        self.cost.append(_cost(cell.model, data["usage"]))
+        ways = {
+            "reported": data["usage"],
+            "transcript": _transcript_usage(data),
+            "gateway": _gateway_usage(data),
+        }
+        self.usage.append(ways)
+        self.cost.append(_cost(cell.model, counted_usage(ways)))
         if result.timed_out:
             return "agent_timeout", data["error"], result.exit_code, True
         if result.model_failed:
@@ -813,10 +816,25 @@ def _add(reports: list[Mapping[str, Any]]) -> dict[str, Any]:
     return total
 
 
+COUNTED_FROM = ("gateway", "reported", "transcript")
+"""Where a counted figure comes from, first known first: the wire (what the gateway captured), then
+what the harness reported, then its transcript."""
+
+
+def counted_usage(ways: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures a cell's tokens and cost count: each from the first way that knows it
+    (:data:`COUNTED_FROM`), else ``not_reported``; never a figure invented."""
+    counted: dict[str, Any] = {}
+    for name in FIGURES:
+        known = [way[name] for key in COUNTED_FROM if isinstance(way := ways.get(key), Mapping)]
+        counted[name] = next((v for v in known if isinstance(v, int)), "not_reported")
+    return counted
+
+
 def _sum_usage(usages: list[Mapping[str, Any]]) -> dict[str, Any] | None:
     if not usages:
         return None
-    summed: dict[str, Any] = {}
+    summed: dict[str, Any] = {"counted": _add([counted_usage(u) for u in usages])}
     for way in ("reported", "transcript", "gateway"):
         reports = [u[way] for u in usages]
         summed[way] = None if any(r is None for r in reports) else _add(reports)

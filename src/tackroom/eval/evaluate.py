@@ -144,10 +144,11 @@ def _done(result: CellResult | None, retry_failed: bool) -> bool:
 
 
 def _tokens(result: CellResult) -> int:
-    reported = (result.usage or {}).get("reported") or {}
+    usage = result.usage or {}
+    counted = usage.get("counted") or usage.get("reported") or {}
     return sum(
         v
-        for k, v in reported.items()
+        for k, v in counted.items()
         if isinstance(v, int) and k in ("input", "output", "cache_read", "cache_write")
     )
 

@@ -14,7 +14,8 @@ of them at once. Paths are relative to the matrix file. ::
     verifier_timeout = 120
     mock = "mock/default.toml"          # the endpoint: mock, mock_text, base_url or gateway
                                         # (none: the provider's own API)
-    capture = true                      # each run through a gateway of its own: usage a third way
+    capture = false                     # each run through a gateway of its own (the default): the
+                                        # calls captured, usage known a third way
     profile = ["profiles/base"]         # profile directories rendered into each harness's home
 
     [model.gpt-5]
@@ -450,5 +451,5 @@ def _cell(
         agent_timeout_s=chosen.get("agent_timeout"),
         verifier_timeout_s=chosen.get("verifier_timeout"),
         allow_host_env=allow,
-        capture=bool(chosen.get("capture", False)) and harness != ORACLE,
+        capture=bool(chosen.get("capture", True)) and harness != ORACLE and not chosen.get("gateway"),
     )

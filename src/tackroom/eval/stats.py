@@ -259,8 +259,9 @@ def groups(results: Iterable[Any]) -> list[Group]:
             group.passed += reward >= 1
             group.binary = group.binary and reward in (0.0, 1.0)
             group.rewards.setdefault(data["task"], []).append(float(reward))
-        reported = ((data.get("usage") or {}).get("reported")) or {}
-        figures = [reported.get(k) for k in ("input", "output", "cache_read", "cache_write")]
+        usage = data.get("usage") or {}
+        counted = usage.get("counted") or usage.get("reported") or {}  # (a result stored before "counted")
+        figures = [counted.get(k) for k in ("input", "output", "cache_read", "cache_write")]
         if data.get("usage") is not None:  # it reached a model (the oracle and a cell that never ran did not)
             if all(isinstance(f, int) for f in figures):
                 group.tokens += sum(figures)  # type: ignore[arg-type]
