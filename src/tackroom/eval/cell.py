@@ -826,7 +826,7 @@ def counted_usage(ways: Mapping[str, Any]) -> dict[str, Any]:
     (:data:`COUNTED_FROM`), else ``not_reported``; never a figure invented."""
     counted: dict[str, Any] = {}
     for name in FIGURES:
-        known = [way[name] for key in COUNTED_FROM if isinstance(way := ways.get(key), Mapping)]
+        known = [way.get(name) for key in COUNTED_FROM if isinstance(way := ways.get(key), Mapping)]
         counted[name] = next((v for v in known if isinstance(v, int)), "not_reported")
     return counted
 
