@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from tackroom.eval.cell import Cell, CellResult, run_cell
+from tackroom.errors import TackroomError
+from tackroom.eval.cell import ORACLE, Cell, CellResult, run_cell
 
 Started = Callable[[Cell], None]
 Finished = Callable[[Cell, CellResult], None]
@@ -27,6 +28,18 @@ class Executor(Protocol):
     async def run(
         self, cells: Sequence[Cell], directory: Path, started: Started, finished: Finished
     ) -> None: ...
+
+
+def warm(cells: Sequence[Cell], adapters: Any) -> None:
+    """Load the run path, the harnesses' families and (for captured cells) the gateway before any
+    cell starts: the pool's start, as the price table is, not its first cells' time."""
+    from tackroom.run.runner import warm as warm_runs
+
+    harnesses = {c.harness for c in cells if c.harness != ORACLE}
+    families = {adapters[name].family for name in harnesses if name in adapters}
+    capture = any(c.capture and c.gateway is None for c in cells if c.harness != ORACLE)
+    with contextlib.suppress(TackroomError):  # a family that cannot load: its cells say so, each
+        warm_runs(families, capture=capture)
 
 
 class LocalExecutor:
@@ -46,6 +59,11 @@ class LocalExecutor:
         self.adapters = adapters
 
     async def run(self, cells: Sequence[Cell], directory: Path, started: Started, finished: Finished) -> None:
+        if self.adapters is None:
+            from tackroom.adapters.resolve import load_adapters
+
+            self.adapters = await asyncio.to_thread(load_adapters, env=self.environ)
+        await asyncio.to_thread(warm, cells, self.adapters)
         pool = asyncio.Semaphore(self.jobs)
         caps = {name: asyncio.Semaphore(limit) for name, limit in self.per_harness.items()}
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from tackroom.errors import RayUnavailableError, TackroomError
 from tackroom.eval.cell import Cell, CellResult
-from tackroom.eval.executors import Finished, Started
+from tackroom.eval.executors import Finished, Started, warm
 from tackroom.eval.tasks import Task
 
 PACK_LIMIT = 512 * 1024 * 1024
@@ -204,6 +204,7 @@ def _run_remote(
 
     look_up_prices([cell])  # once per worker: a cache, kept between the cells it runs
     adapters = _adapters()
+    warm([cell], adapters)  # once per family and worker: the imports are cached
     clock = time.monotonic()
     directory = _sees(shared)
     if directory is not None:
@@ -235,14 +236,11 @@ _WORKER: dict[str, Any] = {}
 
 
 def _adapters() -> Any:
-    """This worker's adapters (its own environment's: its drop-ins, its config), loaded once, with
-    the run path imported: a worker's start, as the local pool's, is no cell's time."""
+    """This worker's adapters (its own environment's: its drop-ins, its config), loaded once: a
+    worker's start, as the local pool's, is no cell's time."""
     if "adapters" not in _WORKER:
-        import importlib
-
         from tackroom.adapters.resolve import load_adapters
 
-        importlib.import_module("tackroom.run.runner")
         _WORKER["adapters"] = load_adapters()
     return _WORKER["adapters"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -230,6 +230,36 @@ async def arun(
             )
             raise
     return await _run_spec(spec, local, on_event)
+
+
+WARM = (
+    "tackroom.run.prepare",
+    "tackroom.run.services",
+    "tackroom.run.process",
+    "tackroom.run.session",
+    "tackroom.mock.server",
+    "tackroom.sandboxes.bwrap",
+    "tackroom.trace.attribute",
+    "tackroom.trace.index",
+)
+"""The modules a run loads on its way (each imported lazily, where it is needed)."""
+
+
+def warm(families: Iterable[str] = (), *, capture: bool = False) -> None:
+    """Load what runs will use, ahead of the first: the run path, the mock, the sandboxes, the
+    transcript readers, the gateway when the runs are captured, and each named family. A process
+    that starts many runs (an evaluation) pays this once at its start, not inside its first run."""
+    from importlib import import_module
+
+    from tackroom.families import get_family
+
+    for name in WARM:
+        import_module(name)
+    if capture:
+        import_module("tackroom.gateway.server")
+        import_module("tackroom.gateway.reconcile")
+    for family in families:
+        get_family(family)
 
 
 def _spec_of(
