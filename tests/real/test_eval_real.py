@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.pgkit import PostgresServer, postgres_server  # noqa: F401  (fixtures)
 
+from clikit import run_cli
 from evalkit import BWRAP_MISSING, write_task
 from tackroom.adapters.adapter import Adapter
 from tackroom.eval.cell import Cell, run_cell
@@ -111,3 +113,45 @@ def test_a_cell_through_a_running_gateway_with_a_profile(
     exact = {"input": 230, "output": 25, "cache_read": 30, "cache_write": 4}
     assert result.usage is not None
     assert result.usage["reported"] == result.usage["gateway"] == exact
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_eval_run_with_a_postgres_db_stores_results_and_calls_there(
+    harness: Adapter,
+    harness_environ: dict[str, str],
+    tmp_path: Path,
+    postgres_server: PostgresServer,  # noqa: F811
+) -> None:
+    """``eval run --db postgresql://...``: the cell's result and the calls its gateway captured
+    (under the run's id) are in the server, and the report reads them from there."""
+    url = postgres_server.new_database()
+    try:
+        task = write_task(tmp_path / "tasks")
+        (tmp_path / "hello.toml").write_text(
+            '[[turns]]\ntool = "shell"\nargs = { command = "echo hello > /app/hello.txt" }\n'
+            "usage = { input = 100, output = 20, cache_read = 30, cache_write = 4 }\n"
+            '[[turns]]\ntext = "done"\nusage = { input = 130, output = 5, cache_read = 0, cache_write = 0 }\n'
+        )
+        done = run_cli(
+            *("eval", "run", "--task", str(task), "--harness", "claude-code", "--model", "claude-sonnet-4-5"),
+            *("--mock", str(tmp_path / "hello.toml"), "--out", str(tmp_path / "eval"), "--db", url, "--json"),
+            env=harness_environ,
+        )
+        assert done.returncode == 0, done.stderr
+        (cell,) = json.loads(done.stdout)["cells"]
+        assert (cell["outcome"], cell["passed"]) == ("ok", True), cell["reason"]
+        assert cell["usage"]["gateway"] == {"input": 230, "output": 25, "cache_read": 30, "cache_write": 4}
+        run_id = Path(cell["run_dirs"][0]).name
+        import psycopg
+
+        with psycopg.connect(url) as db:
+            query = "SELECT count(*) FROM gateway_calls WHERE coalesce(run_id, trace_id) = %s"
+            calls = db.execute(query, (run_id,)).fetchone()
+            query = "SELECT outcome FROM eval_results WHERE cell_id = %s"
+            stored = db.execute(query, (cell["cell_id"],)).fetchall()
+        assert calls is not None and calls[0] >= 2 and stored == [("ok",)]
+        report = run_cli("eval", "report", "--db", url, "--json", env=harness_environ)
+        assert report.returncode == 0
+        assert json.loads(report.stdout)["groups"][0]["tokens"] == 230 + 25 + 30 + 4
+    finally:
+        postgres_server.drop_database(url)

@@ -27,8 +27,8 @@ app.add_typer(task_app, name="task")
 DB_OPT = typer.Option(
     None,
     "--db",
-    help="Where the results are stored: a SQLite file, or postgresql://user@host/db (the one a shared "
-    "gateway uses; default: the state database).",
+    help="Where the results and the cells' captured calls are stored: a SQLite file, or "
+    "postgresql://user@host/db (the one a shared gateway uses; default: the state database).",
 )
 JSON_OPT = typer.Option(False, "--json", help="Print JSON.")
 
@@ -210,7 +210,7 @@ def run(
         resume=resume,
         retry_failed=retry_failed,
         adapters=adapters,
-        executor=_executor(executor, ray_address, jobs, per_harness, adapters),
+        executor=_executor(executor, ray_address, jobs, per_harness, adapters, db),
         on_progress=show,
     )
     try:
@@ -293,14 +293,19 @@ def _evaluation(run: str | None, store: ResultStore) -> Path:
     )
 
 
-def _executor(name: str, address: str | None, jobs: int | None, per_harness: Any, adapters: Any) -> Any:
+def _executor(
+    name: str, address: str | None, jobs: int | None, per_harness: Any, adapters: Any, db: str | None
+) -> Any:
+    """The executor; with ``--db`` the captured calls go where the results go (on Ray only a
+    PostgreSQL server: a SQLite file is this machine's)."""
     if name == "local":
         from tackroom.eval.executors import LocalExecutor
 
-        return LocalExecutor(jobs, per_harness=per_harness, adapters=adapters)
+        return LocalExecutor(jobs, per_harness=per_harness, adapters=adapters, capture_db=db)
     from tackroom.eval.ray import RayExecutor
+    from tackroom.state.postgres import is_postgres_url
 
-    return RayExecutor(address)
+    return RayExecutor(address, capture_db=db if db is not None and is_postgres_url(db) else None)
 
 
 def _url(url: str | None, flag: str) -> str | None:

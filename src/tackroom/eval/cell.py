@@ -362,10 +362,12 @@ async def run_cell(
     *,
     environ: Mapping[str, str] | None = None,
     adapters: Any = None,
+    capture_db: Path | str | None = None,
 ) -> CellResult:
     """Run ``cell`` in ``cell_dir`` (made fresh) and grade it; a failure is a result, never a raise: a
     cell that cannot run as asked (a :class:`~tackroom.errors.CellError`) is ``invalid``, one this
-    machine could not run ``infra``."""
+    machine could not run ``infra``. A captured cell's calls go to ``capture_db`` (a SQLite file or
+    a ``postgresql://`` URL; default: the state database)."""
     environ = os.environ if environ is None else environ
     started, clock = _now(), time.monotonic()
     image = approximate(cell.task)
@@ -374,6 +376,7 @@ async def run_cell(
         return _finish(replace(base, outcome="unsupported", reason=str(image)), clock)
     layout = _Layout(cell_dir, image.workdir)
     runner = _CellRun(cell, layout, image, environ, adapters)
+    runner.capture_db = capture_db
     try:
         result = await runner.run(base)
     except CellError as exc:  # the cell as asked cannot run: the same cell fails the same way
@@ -435,6 +438,7 @@ class _CellRun:
             environ,
             adapters,
         )
+        self.capture_db: Path | str | None = None
         self.timings: dict[str, float] = {
             "setup": 0.0,
             "agent": 0.0,
@@ -629,6 +633,7 @@ class _CellRun:
             runs_dir=layout.cell_dir / "runs",
             environ=self.environ,
             binds=layout.binds(),
+            capture_db=self.capture_db,
             profile="default" if cell.profile is None else cell.profile,  # "default": the spec's own
         )
         data = result.to_json()

@@ -52,8 +52,10 @@ class LocalExecutor:
         per_harness: Mapping[str, int] | None = None,
         environ: Mapping[str, str] | None = None,
         adapters: Any = None,
+        capture_db: Path | str | None = None,
     ) -> None:
         self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.capture_db = capture_db
         self.per_harness = dict(per_harness or {})
         self.environ = environ
         self.adapters = adapters
@@ -74,7 +76,11 @@ class LocalExecutor:
                 await held.enter_async_context(pool)
                 started(cell)
                 result = await run_cell(
-                    cell, directory / "cells" / cell.id, environ=self.environ, adapters=self.adapters
+                    cell,
+                    directory / "cells" / cell.id,
+                    environ=self.environ,
+                    adapters=self.adapters,
+                    capture_db=self.capture_db,
                 )
             finished(cell, result)
 

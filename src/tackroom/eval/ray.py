@@ -44,9 +44,17 @@ class RayExecutor:
     """Runs cells on the Ray cluster at ``address`` (None: start a local one for this evaluation)."""
 
     def __init__(
-        self, address: str | None = None, *, connect_timeout_s: float = 30.0, in_place: bool = True
+        self,
+        address: str | None = None,
+        *,
+        connect_timeout_s: float = 30.0,
+        in_place: bool = True,
+        capture_db: str | None = None,
     ) -> None:
         self.address = address
+        self.capture_db = capture_db
+        """Where the workers store the calls of captured cells: a ``postgresql://`` URL every node
+        reaches (None: each worker's own state database)."""
         self.connect_timeout_s = connect_timeout_s
         self.in_place = in_place
         """Let a worker that sees the evaluation's directory run its cells there (False: every cell
@@ -69,7 +77,7 @@ class RayExecutor:
                 options: dict[str, Any] = {"num_cpus": task.environment.cpus or 1}
                 if task.environment.memory_mb:
                     options["memory"] = task.environment.memory_mb * 1024 * 1024
-                ref = remote.options(**options).remote(cell, packed[task.digest], shared)
+                ref = remote.options(**options).remote(cell, packed[task.digest], shared, self.capture_db)
                 pending[ref] = cell
                 started(cell)
             futures = {asyncio.wrap_future(ref.future()): ref for ref in pending}
@@ -195,7 +203,7 @@ def _sees(shared: tuple[str, str] | None) -> Path | None:
 
 
 def _run_remote(
-    cell: Cell, packed_task: bytes, shared: tuple[str, str] | None
+    cell: Cell, packed_task: bytes, shared: tuple[str, str] | None, capture_db: str | None = None
 ) -> tuple[dict[str, Any], bytes | None]:
     """On a Ray worker: run the cell in the evaluation's directory where this worker sees it, else
     unpack the task, run the cell in a directory of this node, and pack it back."""
@@ -212,7 +220,8 @@ def _run_remote(
         if task is not None:
             ready = time.monotonic() - clock
             cell_dir = directory / "cells" / cell.id
-            result = asyncio.run(run_cell(replace(cell, task=task), cell_dir, adapters=adapters))
+            ran = run_cell(replace(cell, task=task), cell_dir, adapters=adapters, capture_db=capture_db)
+            result = asyncio.run(ran)
             result = _on_node(_with_ray_time(result, ready), "in the evaluation's directory")
             return {**result.to_json(), "returned_at": time.time()}, None
     with tempfile.TemporaryDirectory(prefix="tackroom-cell-") as scratch:
@@ -223,7 +232,8 @@ def _run_remote(
             raise RuntimeError(f"task {cell.task.name} arrived changed (digest {task.digest[:12]})")
         cell_dir = root / "cell"
         unpacked = time.monotonic() - clock
-        result = asyncio.run(run_cell(replace(cell, task=task), cell_dir, adapters=adapters))
+        ran = run_cell(replace(cell, task=task), cell_dir, adapters=adapters, capture_db=capture_db)
+        result = asyncio.run(ran)
         clock = time.monotonic()
         packed = _pack(cell_dir, ".") if cell_dir.exists() else None
         result = _with_ray_time(result, unpacked + time.monotonic() - clock)

@@ -63,7 +63,7 @@ class Local:
     serving: Any = None
     """A :class:`~tackroom.mock.MockServer` the caller already serves (the spec's mock is its script)."""
     mock_log: Path | None = None
-    capture_db: Path | None = None
+    capture_db: Path | str | None = None
     profile: Profile | None = None
     """The profile object of a spec whose ``profile`` is ``given``."""
     writable: tuple[Path, ...] = ()

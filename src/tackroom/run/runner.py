@@ -80,7 +80,7 @@ async def arun(
     executable: Located | None = None,
     gateway: str | None = None,
     capture: bool = False,
-    capture_db: Path | None = None,
+    capture_db: Path | str | None = None,
     transport: str | None = None,
     sandbox: str | None = None,
     network: Network | None = None,
@@ -141,7 +141,8 @@ async def arun(
     model calls through it, under the trace id ``<run id>``; ``capture=True``
     starts a gateway for the run itself, in front of the mock, ``base_url`` or
     the provider's own API, and ``Result.capture`` then holds every model call
-    it saw with its usage (stored in the state database, or in ``capture_db``).
+    it saw with its usage (stored in the state database, or in ``capture_db``: a SQLite file or a
+    ``postgresql://`` URL).
     Either way the harness's base URL is set through its adapter's
     ``model_endpoint`` data, as for any endpoint.
 

@@ -44,7 +44,7 @@ def start_services(
     environ: Mapping[str, str],
     serving: MockServer | None = None,
     mock_log: Path | None = None,
-    capture_db: Path | None = None,
+    capture_db: Path | str | None = None,
     bind: str = "127.0.0.1",
 ) -> Services:
     """Start the mock and the gateway ``spec`` asks for (each stopped with ``stack``) and say where the
@@ -114,7 +114,7 @@ def start_gateway(
     server: MockServer | None,
     base_url: str | None,
     environ: Mapping[str, str],
-    db: Path | None,
+    db: Path | str | None,
     stack: ExitStack,
 ) -> Gateway:
     """A gateway for this run alone, in front of the mock, the base URL, or the providers' own APIs."""
@@ -124,7 +124,8 @@ def start_gateway(
     upstream = (
         server.base_url if server is not None else Endpoint(base_url).url_for(False) if base_url else None
     )
-    return stack.enter_context(Gateway(upstream, db=StateDB(db) if db else StateDB.default(environ)))
+    store = db if isinstance(db, str) else StateDB(db) if db else StateDB.default(environ)  # a str: a URL
+    return stack.enter_context(Gateway(upstream, db=store))
 
 
 def through_gateway(endpoint: Endpoint | None, url: str, run_id: str, api_key_env: str | None) -> Endpoint:
