@@ -375,8 +375,7 @@ async def run_cell(
     if isinstance(image, Unsupported):
         return _finish(replace(base, outcome="unsupported", reason=str(image)), clock)
     layout = _Layout(cell_dir, image.workdir)
-    runner = _CellRun(cell, layout, image, environ, adapters)
-    runner.capture_db = capture_db
+    runner = _CellRun(cell, layout, image, environ, adapters, capture_db)
     try:
         result = await runner.run(base)
     except CellError as exc:  # the cell as asked cannot run: the same cell fails the same way
@@ -429,7 +428,13 @@ class _CellRun:
     """The phases of one cell: setup, then per step the agent and the verifier."""
 
     def __init__(
-        self, cell: Cell, layout: _Layout, image: Image, environ: Mapping[str, str], adapters: Any
+        self,
+        cell: Cell,
+        layout: _Layout,
+        image: Image,
+        environ: Mapping[str, str],
+        adapters: Any,
+        capture_db: Path | str | None = None,
     ) -> None:
         self.cell, self.layout, self.image, self.environ, self.adapters = (
             cell,
@@ -438,7 +443,7 @@ class _CellRun:
             environ,
             adapters,
         )
-        self.capture_db: Path | str | None = None
+        self.capture_db = capture_db
         self.timings: dict[str, float] = {
             "setup": 0.0,
             "agent": 0.0,
