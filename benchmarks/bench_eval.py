@@ -175,7 +175,8 @@ def main() -> None:
     for name, row in rows:
         lines.append(
             f"| {name} | {row['cells']:.0f} | {row['wall_s']:.1f} | {row['cells_per_min']:.1f} | "
-            f"{row['cell_s']:.2f} | {row['overhead_ms']:.0f} | {row['ray_ms']:.0f} | {row['overhead_share']:.1%} |"
+            f"{row['cell_s']:.2f} | {row['overhead_ms']:.0f} | {row['ray_ms']:.0f} | "
+            f"{row['overhead_share']:.1%} |"
         )
     lines += [
         "",

@@ -74,6 +74,24 @@ PER_RUN: dict[str, dict[str, Any] | None] = {
 # leaves the total unknown, whoever reports what.
 OPENAI_WIRE = {"input": 1850, "output": 120, "cache_read": 200, "cache_write": 50}
 COUNTED: dict[str, dict[str, Any] | None] = {"codex": OPENAI_WIRE, "codex-acp": OPENAI_WIRE}
+# Harnesses that cannot be told their model (no `model` option): a matrix with models refuses them,
+# so they run the suite in a matrix of their own without one (no model: no price, the cost unknown).
+NOT_REPORTED = dict.fromkeys(("input", "output", "cache_read", "cache_write"), "not_reported")
+NO_MODEL: dict[str, dict[str, Any] | None] = {
+    "claude-code-acp": ANTHROPIC,
+    "opencode-acp": NOT_REPORTED,
+    "cline": NO_CACHE_WRITE,
+    "kimi": NO_CACHE_WRITE,
+    "openhands": NO_CACHE_WRITE,
+}
+# OpenCode over ACP asks a small model for a title at each run: the mock answers that unscripted
+# call with its default figures (1234 in, 56 out, 78 cache read, 9 cache write) on top of the script's.
+COUNTED["opencode-acp"] = {
+    "input": 2100 + 1234,
+    "output": 120 + 56,
+    "cache_read": 200 + 78,
+    "cache_write": 50 + 9,
+}
 EXTRA = {"aider": {"output": 20}}
 """Figures a harness's runs add beyond RUNS × its per-run figures: Aider asks once more in the
 multi-step task's second step (the file its reply names is in the repository by then: it adds it to
@@ -90,11 +108,14 @@ EXPECTED = {
 }
 
 
-def suite_cells(tmp_path: Path, *harnesses: str) -> list[Any]:
-    """The suite's matrix with ``harnesses`` and the oracle (copied: a test never writes into the repo)."""
-    copy = tmp_path / "suite"
+def suite_cells(tmp_path: Path, *harnesses: str, model: bool = True) -> list[Any]:
+    """The suite's matrix with ``harnesses`` and the oracle (copied: a test never writes into the repo),
+    with its model, or (``model=False``) with none."""
+    copy = tmp_path / ("suite" if model else "suite-no-model")
     shutil.copytree(SUITE, copy)
     matrix = copy / "matrix.toml"
+    if not model:
+        matrix.write_text(matrix.read_text().replace(f'models = ["{MODEL}"]\n', ""))
     names = ", ".join(f'"{name}"' for name in ("oracle", *harnesses))
     matrix.write_text(
         matrix.read_text().replace('harnesses = ["oracle", "claude-code"]', f"harnesses = [{names}]")
@@ -102,7 +123,7 @@ def suite_cells(tmp_path: Path, *harnesses: str) -> list[Any]:
     return list(load_matrix(matrix).cells)
 
 
-def check_report(directory: Path, harness: str) -> None:
+def check_report(directory: Path, harness: str, *, priced: bool = True) -> None:
     report = build(directory)
     cells = {(c["task"], c["harness"]): c for c in report["cells"]}
     for task, (outcome, passed) in EXPECTED.items():
@@ -114,7 +135,7 @@ def check_report(directory: Path, harness: str) -> None:
     assert (group["cells"], group["scored"], group["passed"]) == (6, 4, 3)
     assert group["outcomes"] == {"ok": 4, "unsupported": 1, "verifier_timeout": 1}
     assert group["pass_rate"] == 0.75
-    per_run = PER_RUN[harness]
+    per_run = PER_RUN[harness] if harness in PER_RUN else NO_MODEL[harness]
     extra = EXTRA.get(harness, {})
     if per_run is not None:
         totals = _reported(report, harness)
@@ -126,6 +147,9 @@ def check_report(directory: Path, harness: str) -> None:
         assert group["tokens"] is None and group["cost_usd"] is None  # unknown, never 0
         return
     assert group["tokens"] == sum(counted.values()) * RUNS
+    if not priced:
+        assert group["cost_usd"] is None  # no model, no price: unknown, never 0
+        return
     assert group["cost_usd"] == pytest.approx(sum(PRICE[k] * v for k, v in counted.items()) * RUNS)
     assert group["cost_per_solved_task"] == pytest.approx(group["cost_usd"] / 3)
 
@@ -152,6 +176,17 @@ def test_the_example_suite_on_the_local_pool(
     check_report(out, harness.name)
 
 
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("harness", sorted(NO_MODEL), indirect=True)
+def test_the_example_suite_with_a_harness_that_cannot_be_told_its_model(
+    harness: Adapter, harness_environ: dict[str, str], tmp_path: Path
+) -> None:
+    cells = suite_cells(tmp_path, harness.name, model=False)
+    out = tmp_path / "eval"
+    asyncio.run(evaluate(cells, out, jobs=2, environ=harness_environ))
+    check_report(out, harness.name, priced=False)
+
+
 @pytest.mark.timeout(1800)
 def test_the_example_suite_on_a_ray_cluster(harness_data: Path, tmp_path: Path) -> None:
     """Every harness of the local test in one matrix on a Ray cluster (a head and a worker on
@@ -161,7 +196,7 @@ def test_the_example_suite_on_a_ray_cluster(harness_data: Path, tmp_path: Path) 
     from tackroom.eval.ray import RayExecutor
 
     names, missing = [], []
-    for name in sorted(PER_RUN):
+    for name in sorted({*PER_RUN, *NO_MODEL}):
         adapter = resolve_builtins()[name]
         try:
             install(adapter, adapter.verified_with, env={**os.environ, "XDG_DATA_HOME": str(harness_data)})
@@ -169,11 +204,13 @@ def test_the_example_suite_on_a_ray_cluster(harness_data: Path, tmp_path: Path) 
             missing.append(f"{name} ({exc})")
         else:
             names.append(name)
-    cells = suite_cells(tmp_path, *names)
+    told = [name for name in names if name in PER_RUN]
+    untold = [name for name in names if name in NO_MODEL]
+    cells = [*suite_cells(tmp_path, *told), *suite_cells(tmp_path, *untold, model=False)]
     out = tmp_path / "eval"
     with ray_cluster(tmp_path / "ray-home", data=harness_data) as address:
         asyncio.run(evaluate(cells, out, executor=RayExecutor(address)))
     for name in names:
-        check_report(out, name)
+        check_report(out, name, priced=name in PER_RUN)
     if missing:
         pytest.skip(f"checked on Ray: {', '.join(names)}; not installable here: {'; '.join(missing)}")

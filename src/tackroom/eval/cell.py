@@ -795,21 +795,34 @@ def _transcript_usage(data: Mapping[str, Any]) -> dict[str, Any] | None:
     return _add([s.get("usage") or {} for s in sessions])
 
 
+_WIRE_FIGURES = {
+    "input": "input_uncached",
+    "output": "output",
+    "cache_read": "cache_read",
+    "cache_write": "cache_write",
+}
+
+
 def _gateway_usage(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What the run's gateway captured, as tackroom's usage figures (a figure some call did not report
-    is ``not_reported``, never a partial sum)."""
-    summary = (data.get("capture") or {}).get("usage")
+    """What the run's gateway captured, as tackroom's usage figures: the model calls' (a request the
+    gateway could not place on a model API, such as a harness's probe of the base URL, is none);
+    a figure some model call did not report is ``not_reported``, never a partial sum."""
+    capture = data.get("capture") or {}
+    calls = capture.get("calls")
+    if isinstance(calls, list):
+        model_calls = [c for c in calls if isinstance(c, Mapping) and c.get("wire_api") is not None]
+        found: dict[str, Any] = {}
+        for name, key in _WIRE_FIGURES.items():
+            values = [(c.get("usage") or {}).get(key) for c in model_calls]
+            known = bool(values) and all(isinstance(v, int) for v in values)
+            found[name] = sum(values) if known else "not_reported"
+        return found
+    summary = capture.get("usage")
     if not isinstance(summary, Mapping) or not isinstance(summary.get("usage"), Mapping):
         return None
     figures, missing = summary["usage"], summary.get("not_reported") or {}
-    names = {
-        "input": "input_uncached",
-        "output": "output",
-        "cache_read": "cache_read",
-        "cache_write": "cache_write",
-    }
-    found: dict[str, Any] = {}
-    for name, key in names.items():
+    found = {}
+    for name, key in _WIRE_FIGURES.items():
         value = figures.get(key)
         found[name] = value if isinstance(value, int) and not missing.get(key) else "not_reported"
     return found
