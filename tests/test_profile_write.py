@@ -326,3 +326,29 @@ def test_every_field_of_the_profile_writes_and_loads_back(tmp_path: Path) -> Non
     assert (tmp_path / "commands/git/commit.md").is_file()
     loaded = load_profile([tmp_path], harnesses=["claude-code", "codex"])
     assert loaded == profile
+
+
+def test_render_into_writes_there_for_either_scope_and_reports_what_it_wrote(tmp_path: Path) -> None:
+    """``--into`` is where the files go: with ``--scope project`` too (it wrote into the current
+    directory), and a relative one once (it wrote under ``rel/rel/`` and reported ``rel/``)."""
+    from clikit import run_cli
+
+    profile = put_profile(tmp_path / "profile", "be kind\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    render_ = ("profile", "render", "claude-code", "--profile", str(profile), "--json")
+    done = run_cli(*render_, "--scope", "project", "--into", "../project", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"] == [str(tmp_path / "project" / "CLAUDE.md")]
+    assert (tmp_path / "project" / "CLAUDE.md").read_text().count("be kind") == 1
+    done = run_cli(*render_, "--into", "rel", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    written = [Path(p) for p in json.loads(done.stdout)["written"]]
+    assert written == [cwd / "rel" / ".claude" / "CLAUDE.md"] and written[0].is_file()
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == [
+        Path("cwd/rel/.claude/CLAUDE.md"),
+        Path("cwd/rel/.tackroom-owned.json"),
+        Path("profile/rules/a.md"),
+        Path("project/.tackroom-owned.json"),
+        Path("project/CLAUDE.md"),
+    ]

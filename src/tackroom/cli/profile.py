@@ -48,7 +48,10 @@ def render(
     every: bool = typer.Option(False, "--all", help="Render for every adapter."),
     profile: list[Path] = PROFILE_OPT,
     into: Path | None = typer.Option(
-        None, "--into", file_okay=False, help="Write under this directory (a home layout)."
+        None,
+        "--into",
+        file_okay=False,
+        help="Write under this directory (a home's layout; with --scope project, a project's).",
     ),
     scope: str = typer.Option(
         "home", "--scope", help="'home' (default) or 'project' (the repo's own files)."
@@ -90,7 +93,11 @@ def render(
         adapters = [found[n] for n in dict.fromkeys(names)]
     else:
         adapters = [chosen_adapter(None, Path.cwd(), "`tackroom profile render NAME`")]
-    root = Path.cwd() if scope == "project" else (into or Path("<home>"))
+    # --into is where files go, for either scope (a project's layout, or a home's), made absolute
+    # here: every path planned, written and reported is under the same root.
+    if into is not None:
+        into = Path.cwd() / into
+    root = into or (Path.cwd() if scope == "project" else Path("<home>"))
     loaded = load(profile)
     planned: list[Rendered] = [
         plan_render(loaded, a, root=root, scope="project" if scope == "project" else "home") for a in adapters
