@@ -178,3 +178,10 @@ def test_a_disk_that_fills_fails_cells_with_their_reason_and_loses_no_result(tmp
     assert all(c["outcome"] == "infra" and "No space left on device" in c["reason"] for c in cells), cells
     kept = stored(out)
     assert len(kept) == 3 and {r.cell_id for r in kept.values()} == {c["cell_id"] for c in cells}
+
+
+def test_eval_report_on_a_mistyped_db_path_is_an_error_not_a_new_database(tmp_path: Path) -> None:
+    typo = tmp_path / "reslts" / "eval.db"
+    done = run_cli("eval", "report", "--db", str(typo))
+    assert done.returncode == 1 and "no result database there" in done.stderr, done.stderr
+    assert not typo.parent.exists()

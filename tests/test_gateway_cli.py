@@ -11,6 +11,7 @@ import urllib.request
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from tests.clikit import run_cli
 from tests.gatewaykit import (
     _close_clients,  # noqa: F401  (the fixture closes SDK clients)
@@ -191,3 +192,11 @@ def test_the_calls_endpoint_refuses_a_bad_run_id(tmp_path: Path) -> None:
             assert exc.code == 400 and b"must match" in exc.read()
         else:
             raise AssertionError("a bad run id was accepted")
+
+
+@pytest.mark.parametrize("command", ["calls", "usage"])
+def test_a_mistyped_db_path_is_an_error_not_a_new_database(tmp_path: Path, command: str) -> None:
+    typo = tmp_path / "captuers" / "gateway.db"
+    done = run_cli("gateway", command, "--db", str(typo))
+    assert done.returncode == 1 and "no capture database there" in done.stderr, done.stderr
+    assert not typo.parent.exists()

@@ -201,3 +201,18 @@ def test_no_runs_says_so_and_where_it_looked() -> None:
     assert done.returncode == 0 and done.stdout == ""
     assert f"no runs in {runs_root()}" in done.stderr
     assert json.loads(run_cli("runs", "list", "--json").stdout) == []
+
+
+def test_prune_never_deletes_through_a_linked_runs_directory(isolated_home: Path, tmp_path: Path) -> None:
+    """A ``runs/`` that is a link: prune refuses, and the directory it points at keeps everything."""
+    target = tmp_path / "elsewhere"
+    victim = target / "20260101-000000-claude-code-abc123"
+    victim.mkdir(parents=True)
+    (victim / "result.json").write_text("{}", encoding="utf-8")
+    (victim / "precious.txt").write_text("keep me", encoding="utf-8")
+    root = runs_root()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    root.symlink_to(target, target_is_directory=True)
+    done = run_cli("runs", "prune")
+    assert done.returncode == 1 and "is a link" in done.stderr and "Traceback" not in done.stderr
+    assert (victim / "precious.txt").read_text(encoding="utf-8") == "keep me"

@@ -251,7 +251,7 @@ def report(
 
     if sum((html is not None, as_json, markdown)) > 1:
         raise typer.BadParameter("choose one of --html, --json and --markdown")
-    store = _store(db)
+    store = _store(db, reading=True)
     directory = _evaluation(run, store)
     data = build(directory, details=html is not None, store=store)
     if not data["cells"]:
@@ -269,9 +269,19 @@ def report(
         sys.stdout.write(render_markdown(data))
 
 
-def _store(db: str | None) -> ResultStore:
+def _store(db: str | None, *, reading: bool = False) -> ResultStore:
+    """The result store ``--db`` names; for reading, a SQLite file that is not there is an error (a
+    mistyped path), never a new empty database."""
     from tackroom.eval.results import ResultStore
+    from tackroom.state.postgres import is_postgres_url
 
+    if reading and db is not None and not is_postgres_url(db) and not Path(db).is_file():
+        from tackroom.errors import StateError
+
+        raise StateError(
+            f"{db}: no result database there (is the path mistyped?): give the file "
+            "`tackroom eval run --db` wrote, or no --db for the state database"
+        )
     return ResultStore(db)
 
 

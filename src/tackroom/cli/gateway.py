@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -154,8 +155,18 @@ def usage(
 
 
 def _store(db: str | None) -> CaptureStore:
+    """The capture store ``--db`` names, for reading: a SQLite file that is not there is an error
+    (a mistyped path), never a new empty database."""
     from tackroom.gateway.stores import open_store
+    from tackroom.state.postgres import is_postgres_url
 
+    if db is not None and not is_postgres_url(db) and not Path(db).is_file():
+        from tackroom.errors import GatewayError
+
+        raise GatewayError(
+            f"{db}: no capture database there (is the path mistyped?): give the file "
+            "`tackroom gateway serve --db` writes, or no --db for the state database"
+        )
     return open_store(db)
 
 

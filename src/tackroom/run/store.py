@@ -122,6 +122,11 @@ def prune_runs(
     be, with ``dry_run``) and a message for each one that could not be.
     """
     root = runs_root() if root is None else root
+    if root.is_symlink():
+        raise UnsafePathError(
+            f"{root} is a link (to {root.readlink()}): runs are deleted only in a real directory, "
+            "never through a link; remove the link, or point XDG_DATA_HOME where the runs are"
+        )
     now = time.time()
     removed: list[RunRecord] = []
     failed: list[str] = []
