@@ -23,6 +23,7 @@ from tackroom.adapters.resolve import load_adapters
 from tackroom.errors import HarnessNotFoundError
 from tackroom.mock import Script
 from tackroom.run.runner import run
+from tackroom.run.spec import RunSpec
 
 
 def test_replayed_stream_becomes_a_result(config_dir: Path, tmp_path: Path) -> None:
@@ -168,3 +169,23 @@ def test_the_default_profile_renders_into_isolated_runs(config_dir: Path, tmp_pa
     assert "DEFAULT-PROFILE-MARKER" in (home / ".claude" / "CLAUDE.md").read_text()
     skipped = run_cli("run", "fake", "p", "--json", "--no-profile", "--workdir", str(repo), cwd=repo)
     assert not (Path(json.loads(skipped.stdout)["run_dir"]) / "home" / ".claude" / "CLAUDE.md").exists()
+
+
+def test_the_run_s_trace_id_reaches_the_harness_and_is_the_gateway_s(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    """``TACKROOM_TRACE_ID`` is the run id, the trace its calls carry through the gateway; a value the
+    spec's own variables give does not replace it."""
+    fake_adapter(config_dir, "--print-env", "TACKROOM_TRACE_ID", "ANTHROPIC_BASE_URL")
+    spec = RunSpec(
+        prompt="p",
+        adapter="fake",
+        workdir=tmp_path,
+        mock=Script.text("hi"),
+        capture=True,
+        env={"TACKROOM_TRACE_ID": "forged"},
+    )
+    result = run(spec, runs_dir=tmp_path / "runs", capture_db=tmp_path / "gateway.db")
+    printed = dict(line.split("=", 1) for line in (result.run_dir / "stdout.log").read_text().splitlines())
+    assert printed["TACKROOM_TRACE_ID"] == result.run_dir.name
+    assert printed["ANTHROPIC_BASE_URL"].endswith(f"/t/{result.run_dir.name}")

@@ -147,6 +147,12 @@ def prepare(spec: RunSpec, local: Local, stack: ExitStack) -> Prepared:
     return Prepared(resolved, version, located, options, loaded, workdir, run_dir, root, made)
 
 
+TRACE_ID_VAR = "TACKROOM_TRACE_ID"
+"""The run's trace id in its harness's environment (seed 002's ``HARNESS_EVALUATOR_TRACE_ID``): the
+run id, which is also the trace id its calls carry through a gateway (``/t/<run id>``), so a hook,
+an MCP server or a wrapper the harness starts can tag what it does with the same id."""
+
+
 def stage(
     spec: RunSpec,
     prepared: Prepared,
@@ -177,8 +183,8 @@ def stage(
         stack.callback(remove_copies, copied)
         prepare_home(adapter, prepared.run_dir, run_home, spec.credentials, environ, copied)
         sandbox.stage(plan.files, run_home)
-        # The spec's own variables first: tackroom's (home, endpoint, key) win over them.
-        env = {**spec.env, **plan.environ()}
+        # The spec's own variables first: tackroom's (home, endpoint, key, trace id) win over them.
+        env = {**spec.env, **plan.environ(), TRACE_ID_VAR: prepared.run_dir.name}
         dropped, withheld = render_profile(
             prepared.profile, adapter, run_home, workdir, environ, env, endpoint
         )
