@@ -221,6 +221,11 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
                 if dirs is not None:
                     dirs.append([base, -2])
                 return
+            if not _utf8(entry.name):
+                # A name that is not UTF-8 cannot be a key of the index, nor printed as it is: said,
+                # by its bytes escaped, and skipped (with whatever is under it).
+                issues.append(TraceIssue(Path(shown_path(entry.path)), 0, "its name is not UTF-8: skipped"))
+                continue
             name = entry.name if by_name else f"{relative}{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -238,6 +243,20 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
             elif stat.S_ISREG(info.st_mode) and match(name):
                 size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
                 yield Source(root.harness, entry.path, root.run_id, size, mtime, info.st_ino)
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name the file system gave (undecodable bytes as surrogates) is UTF-8 text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_path(path: str) -> str:
+    """``path`` as text to print: bytes that are not UTF-8 as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def with_sidecars(path: str, size: int, mtime_ns: int, endings: tuple[str, ...]) -> tuple[int, int]:
