@@ -54,6 +54,8 @@ def test_the_quick_path_answers_as_the_full_command_does(logs: Path, args: list[
         ["daily"],  # a table: the full command prints it
         ["daily", "--json", "--help"],
         ["daily", "--json", "--since", "yesterday"],
+        ["daily", "--json", "--since", "2026-13-45"],
+        ["daily", "--json", "--until", "20260230"],
         ["daily", "--json", "--bogus"],
         ["weekly", "--json"],
         ["daily", "--json", "--jobs", "0"],
@@ -68,6 +70,12 @@ def test_mistakes_are_reported_by_the_full_command_with_the_flag(logs: Path) -> 
     bad_day = run_cli("usage", "daily", "--json", "--since", "yesterday")
     assert bad_day.returncode == 2
     assert "--since" in bad_day.stderr and "YYYY-MM-DD" in bad_day.stderr
+    for args in (
+        ("usage", "daily", "--json", "--since", "2026-13-45"),
+        ("trace", "list", "--since", "20260230"),
+    ):
+        no_day = run_cli(*args)
+        assert no_day.returncode == 2 and "is no day of the calendar" in no_day.stderr, no_day.stderr
     bad_zone = run_cli("usage", "daily", "--json", "--timezone", "Mars/Olympus")
     assert bad_zone.returncode == 1
     assert "unknown time zone 'Mars/Olympus'" in bad_zone.stderr

@@ -11,6 +11,8 @@ an unknown option, a bad value) is left to the full application, which handles i
 
 from __future__ import annotations
 
+from datetime import date
+
 TYPE_CHECKING = False  # not typing's: this path answers in tens of milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,7 +39,12 @@ def _day(text: str) -> str | None:
     digits = text.replace("-", "", 2) if len(text) == 10 and text[4] == text[7] == "-" else text
     if len(digits) != 8 or not digits.isascii() or not digits.isdigit():
         return None
-    return f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    day = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    try:
+        date.fromisoformat(day)
+    except ValueError:  # not a day of the calendar: the full CLI says so
+        return None
+    return day
 
 
 def parse(args: list[str]) -> dict[str, str | bool] | None:

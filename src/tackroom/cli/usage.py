@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -35,7 +36,12 @@ def day(value: str | None, flag: str) -> str | None:
     match = _DAY.fullmatch(value.strip())
     if match is None:
         raise typer.BadParameter(f"{value!r} is not a day: give YYYY-MM-DD or YYYYMMDD", param_hint=flag)
-    return "-".join(match.groups())
+    text = "-".join(match.groups())
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:  # the shape of a day, not one of the calendar's (2026-13-45, 2026-02-30)
+        raise typer.BadParameter(f"{value!r} is no day of the calendar", param_hint=flag) from None
+    return text
 
 
 @contextmanager
