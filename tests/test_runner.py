@@ -189,3 +189,14 @@ def test_the_run_s_trace_id_reaches_the_harness_and_is_the_gateway_s(
     printed = dict(line.split("=", 1) for line in (result.run_dir / "stdout.log").read_text().splitlines())
     assert printed["TACKROOM_TRACE_ID"] == result.run_dir.name
     assert printed["ANTHROPIC_BASE_URL"].endswith(f"/t/{result.run_dir.name}")
+
+
+def test_a_harness_s_terminal_escapes_never_reach_the_terminal(config_dir: Path, tmp_path: Path) -> None:
+    """Gemini's trust refusal prints ``ESC[31m``: the summary line shows it as text, never sends it."""
+    fake_adapter(
+        config_dir, "--stderr", "\x1b[31mrefused\x1b[0m \x1b]0;pwned\x07", "--exit-code", "3", name="red"
+    )
+    done = run_cli("run", "red", "p", "--workdir", str(tmp_path))
+    assert done.returncode == 3
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+    assert "\\x1b[31mrefused\\x1b[0m" in done.stdout + done.stderr

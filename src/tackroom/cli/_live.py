@@ -2,13 +2,16 @@
 
 Everything shown here came from a harness, so it is hostile text: it is
 escaped before Rich sees it (a tool result reading ``[/usr/bin]`` is text,
-not markup), and whatever is written survives lone surrogates (JSON is
-written as UTF-8 with them replaced).
+not markup), a control character in it is shown as ``\\xNN`` rather than
+sent to the terminal (an ANSI escape in a harness's stderr would recolour,
+move or retitle it), and whatever is written survives lone surrogates (JSON
+is written as UTF-8 with them replaced).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +20,15 @@ if TYPE_CHECKING:
 
     from tackroom.run.result import Result
     from tackroom.trace.events import Event
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but tab and newline: C0, DEL and C1 (``\\x9b`` is a CSI on some terminals)."""
+
+
+def printable(text: str) -> str:
+    """``text`` to print on a terminal: each control character but tab and newline as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", safe(text))
 
 
 def safe(text: str) -> str:
@@ -43,7 +55,7 @@ def shown(value: object, limit: int = 200) -> str:
     from rich.markup import escape  # the live view's own: a JSON run never loads Rich
 
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return escape(safe(text.strip().replace("\n", " ")[:limit]))
+    return escape(printable(text.strip().replace("\n", " ")[:limit]))
 
 
 class Live:
@@ -56,7 +68,7 @@ class Live:
         data = event.to_json()
         kind = data["type"]
         if kind == "assistant_text":
-            self.out.print(safe(data["text"]), markup=False, highlight=False)
+            self.out.print(printable(data["text"]), markup=False, highlight=False)
         elif kind == "tool_call":
             self.out.print(f"[cyan]→ {shown(data['name'])}[/] {shown(data['input'])}", highlight=False)
         elif kind == "tool_result":
