@@ -11,7 +11,6 @@ is written as UTF-8 with them replaced).
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +21,11 @@ if TYPE_CHECKING:
     from tackroom.trace.events import Event
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Control characters but tab and newline: C0, DEL and C1 (``\\x9b`` is a CSI on some terminals)."""
-
-
 def printable(text: str) -> str:
-    """``text`` to print on a terminal: each control character but tab and newline as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", safe(text))
+    """``text`` to print on a terminal: surrogates replaced, control characters as ``\\xNN``."""
+    from tackroom.cli._output import printable as shown_controls
+
+    return shown_controls(safe(text))
 
 
 def safe(text: str) -> str:

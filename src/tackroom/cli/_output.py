@@ -56,8 +56,12 @@ def escape(value: Any) -> str:
     """
     from rich.markup import escape as rich_escape
 
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", str(value))
-    return rich_escape(text)
+    return rich_escape(printable(str(value)))
+
+
+def printable(text: str) -> str:
+    """``text`` to print on a terminal: each control character but tab and newline as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def console(stderr: bool = False) -> Console:

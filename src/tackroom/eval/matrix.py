@@ -245,26 +245,10 @@ class _Reader:
                 from tackroom.mock import Script, Turn
 
                 found["mock"] = Script([Turn.reply(text)])
-        if "base_url" in table:
-            url = self._text(table, (*key, "base_url"))
+        for endpoint in ("base_url", "gateway"):
+            url = self._url(table, (*key, endpoint))
             if url is not None:
-                from tackroom.errors import RunSpecError
-                from tackroom.run.spec import check_base_url
-
-                try:
-                    found["base_url"] = check_base_url(url)
-                except RunSpecError as exc:
-                    self._problem((*key, "base_url"), str(exc))
-        if "gateway" in table:
-            url = self._text(table, (*key, "gateway"))
-            if url is not None:
-                from tackroom.errors import RunSpecError
-                from tackroom.run.spec import check_base_url
-
-                try:
-                    found["gateway"] = check_base_url(url)
-                except RunSpecError as exc:
-                    self._problem((*key, "gateway"), str(exc).replace("base URL", "gateway URL"))
+                found[endpoint] = url
         name = self._text(table, (*key, "api_key_env"))
         if name is not None:
             if not name.isidentifier() or not name.isascii():
@@ -305,6 +289,21 @@ class _Reader:
             except OptionError as exc:
                 self._problem((*key, name), str(exc))
         return checked
+
+    def _url(self, table: dict[str, Any], key: KeyPath) -> str | None:
+        """The URL at ``key`` if a harness can be pointed at it (else a problem, and None)."""
+        url = self._text(table, key)
+        if url is None:
+            return None
+        from tackroom.errors import RunSpecError
+        from tackroom.run.spec import check_base_url
+
+        try:
+            return check_base_url(url)
+        except RunSpecError as exc:
+            said = str(exc) if key[-1] == "base_url" else str(exc).replace("base URL", "gateway URL")
+            self._problem(key, said)
+            return None
 
     def _profile(self, table: dict[str, Any], key: KeyPath) -> Any:
         """The profile the directories name (a path or a list of them, layered in order; ``[]``: none)."""
