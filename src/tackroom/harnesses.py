@@ -10,12 +10,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tackroom._bounded import ask
 from tackroom._files import cache_dir, read_json, write_json
 from tackroom._files import data_dir as data_dir
 from tackroom.adapters.versions import sort_key
@@ -173,18 +173,12 @@ def probe_version(adapter: Adapter, located: Located, timeout_s: float = 15.0) -
 
 
 def _run_version(adapter: Adapter, located: Located, timeout_s: float) -> str | None:
+    """Ask the executable its version; a flood or a hang costs nothing (:mod:`tackroom._bounded`)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     try:
-        done = subprocess.run(
-            [str(located.path), *adapter.version_argv],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = ask([str(located.path), *adapter.version_argv], env=env, timeout_s=timeout_s)
+    except OSError:
         return None
-    match = _VERSION.search(done.stdout) or _VERSION.search(done.stderr)
+    stdout, stderr = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
+    match = _VERSION.search(stdout) or _VERSION.search(stderr)
     return match.group(1).rstrip(".") if match else None

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from clikit import run_cli
-from runkit import RECORDED, RECORDED_TEXT, fake_adapter, jsonl
+from runkit import RECORDED, RECORDED_TEXT, SLOTS, fake_adapter, jsonl
 from tackroom.run.result import Result
 from tackroom.run.runner import arun, run
 from tackroom.trace.events import ErrorEvent, Event
@@ -128,6 +128,55 @@ def test_a_flood_of_events_keeps_memory_and_the_run_directory_bounded(
     saved = json.loads((result.run_dir / "result.json").read_text())
     assert saved["truncated"] == list(result.truncated)
     assert_none_running(pids)
+
+
+_YES_RUN = """
+import json, resource, sys, time
+from pathlib import Path
+from tackroom.adapters.resolve import load_adapters
+from tackroom.run.runner import run
+config, workdir = Path(sys.argv[1]), Path(sys.argv[2])
+started = time.monotonic()
+adapter = load_adapters(config=config)["yes"]
+result = run(adapter, "p", workdir=workdir, runs_dir=workdir / "runs", timeout_s=3)
+print(json.dumps({
+    "took": time.monotonic() - started,
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "timed_out": result.timed_out,
+}))
+"""
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("text", ["y", "x" * 100_000], ids=["short-lines", "100k-lines"])
+def test_a_harness_that_is_yes_with_one_json_event_costs_bounded_memory_and_time(
+    config_dir: Path, tmp_path: Path, text: str
+) -> None:
+    # The real `yes`, as fast as a pipe goes, answering every question (its `--version` too) with the
+    # same event: tackroom kept the version probe's whole answer, 20 GB in 30 s before its own timeout.
+    event = json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}})
+    script = tmp_path / "yes-harness"
+    script.write_text(f"#!/bin/sh\nexec yes '{event}'\n", encoding="utf-8")
+    script.chmod(0o755)
+    slots = SLOTS.replace('"{{trust}}"', '"{{trust}}", "{{prompt}}"')
+    (config_dir / "adapters.d" / "yes.toml").write_text(
+        f'[adapter.yes]\nextends = "claude-code"\nexecutable = "{script}"\none_shot = [{slots}]\n',
+        encoding="utf-8",
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _YES_RUN, str(config_dir), str(workdir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    assert figures["timed_out"] is True
+    assert figures["took"] < 3 + 2, figures
+    assert figures["peak_mb"] < 150, figures
 
 
 # --- processes that will not go --------------------------------------------------------------

@@ -124,7 +124,8 @@ def prepare(spec: RunSpec, local: Local, stack: ExitStack) -> Prepared:
         located = local.executable or locate(resolved, environ, version=spec.version)
         if located is None:
             raise HarnessNotFoundError(not_found(resolved, spec.version))
-        version = located.version or probe_version(resolved, located)
+        # The version question is bounded by the run's own time (it is asked once per binary, then cached).
+        version = located.version or probe_version(resolved, located, min(15.0, spec.timeout_s))
         # From here on everything reads the adapter as it applies to the version that runs.
         resolved = resolved.at(version)
         check_min_version(resolved, version, located.path)
