@@ -182,9 +182,15 @@ def test_import_never_reads_through_a_link(tmp_path: Path) -> None:
     write(home / ".claude/skills/s/SKILL.md", "---\nname: s\ndescription: d\n---\nbody\n")
     (home / ".claude/skills/s/creds.txt").symlink_to(secret)
     into = tmp_path / "into"
-    stderr = failed_cleanly(import_from(home, into, tmp_path))
-    assert "symbolic link" in stderr and "TOPSECRET" not in stderr
+    stderr = failed_cleanly(import_from(home, into, tmp_path, "--strict"))
+    assert ".claude/skills/s/creds.txt" in stderr and "TOPSECRET" not in stderr
     assert not into.exists()
+    done = import_from(home, into, tmp_path)  # the skill imported, the link out named, never read
+    said = done.stdout + done.stderr  # type: ignore[attr-defined]
+    assert done.returncode == 0 and ".claude/skills/s/creds.txt" in said and "out of" in said, said
+    assert "TOPSECRET" not in said
+    assert (into / "skills" / "s" / "SKILL.md").is_file()
+    assert not any(b"TOPSECRET" in p.read_bytes() for p in into.rglob("*") if p.is_file())
 
 
 def test_import_into_a_planted_link_writes_nothing_outside(tmp_path: Path) -> None:

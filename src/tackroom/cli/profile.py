@@ -194,7 +194,8 @@ def import_(
     """Read a harness's native files back into a neutral profile (never overwriting a profile file).
 
     Every item found is imported, kept as native passthrough, or dropped by name with the
-    reason; one bad file never stops the import (only a link does: tackroom reads through none).
+    reason; one bad file never stops the import. A link that resolves inside the tree is read;
+    one that leads out of it, and a FIFO or device, is dropped by name and never opened.
     """
     from tackroom.cli.detect import chosen_adapter
     from tackroom.errors import ProfileError

@@ -8,7 +8,8 @@ tackroom does not own stops the render with an error and nothing is written.
 Ownership is recorded in ``.tackroom-owned.json`` at the target root
 (:mod:`tackroom.profile.owned`); files a harness shares with other settings are
 merged into, entry by entry (:mod:`tackroom.profile.merge`). No path leaves the
-target root and no link in it is followed, on render or on import.
+target root. A render follows no link in it; an import reads a link that
+resolves inside the tree it imports, and drops by name one that leads out.
 
 A write (:func:`write_all`) makes the target what the renders describe: files
 whose bytes would not change are left alone, and what the record says these
@@ -29,7 +30,7 @@ from tackroom.adapters import templates
 from tackroom.errors import ProfileError, TackroomError, UnsafePathError
 from tackroom.paths import Transaction, inside, read_inside
 from tackroom.profile import jsonc
-from tackroom.profile.engines import engine
+from tackroom.profile.engines import engine, tree
 from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output, Passthrough
 from tackroom.profile.load import check_item_name
 from tackroom.profile.merge import Settings
@@ -234,8 +235,11 @@ def import_native(
 ) -> Imported:
     """Read a harness's native files (under ``root``) back into a neutral profile, accounting for all.
 
-    The files are outside input: no link under ``root`` is followed (one is an
-    error naming it, and nothing is imported). Everything else is total: each
+    The files are outside input. A symbolic link that resolves inside ``root``
+    is read as the harness reads it; one that leads out of it (or nowhere, or
+    loops), and a FIFO, socket or device, is never opened: it is dropped by name
+    (its path under ``root``) with the reason (:mod:`~tackroom.profile.engines.tree`).
+    Everything else is total too: each
     item found is imported, kept as passthrough, or dropped by name with the
     reason; a file that does not parse or has an unexpected shape is dropped
     with its file (and line) and the import goes on; a name read from the files
@@ -243,11 +247,14 @@ def import_native(
     profile name is dropped, since it becomes a path; and each imported item is
     proven to load as a profile item (an inline secret, say, is dropped).
     """
+    root = Path(os.path.abspath(root))  # noqa: PTH100 (dropped entries are named relative to it)
+    workdir = Path(os.path.abspath(workdir)) if workdir is not None else None  # noqa: PTH100
     found: dict[str, dict[str, Any]] = {attr: {} for attr in KINDS.values()}
     drops: list[Drop] = []
     passed: list[Passthrough] = []
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
+    refused: set[Path] = set()
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None:
@@ -258,9 +265,10 @@ def import_native(
             path = _target(capability, scope, root, workdir or root, adapter, raw)
             if path is None:
                 continue
-            ctx = Context(
-                adapter, kind, _no_links(root, path, capability), path, drops, passed, settings, files
-            )
+            _under(root, path)
+            ctx = Context(adapter, kind, capability, path, drops, passed, settings, files, root, refused)
+            if tree.refused(ctx, _SINGULAR[kind], path):
+                continue
             for item in _parse(ctx, engine(capability.render)):
                 key = item[0] if kind == "env" else getattr(item, "name", kind)
                 if key in found[attr]:
@@ -294,22 +302,12 @@ def import_native(
     return Imported(adapter.name, profile, tuple(drops), tuple(passed))
 
 
-def _no_links(root: Path, path: Path, capability: Any) -> Any:
-    """``capability``, once nothing at or below ``path`` is a link or a special file (it would be read)."""
-    proven = inside(root, path)
-    if not proven.exists():
-        return capability
-    if proven.is_file():
-        read_inside(root, proven)  # refuses a FIFO, a device, a link
-        return capability
-    for directory, dirs, files in os.walk(proven):
-        for name in (*dirs, *files):
-            entry = Path(directory, name)
-            if entry.is_symlink():
-                raise UnsafePathError(f"{str(entry)!r} is a symbolic link; tackroom imports no link")
-            if not (entry.is_dir() or entry.is_file()):
-                raise UnsafePathError(f"{str(entry)!r} is not a regular file")
-    return capability
+def _under(root: Path, path: Path) -> None:
+    """Refuse a capability path that leaves the import's root as written (an operator's absolute path)."""
+    base = os.path.abspath(root)  # noqa: PTH100 (lexical: links are the tree module's to judge)
+    target = os.path.normpath(path)
+    if target != base and not target.startswith(base.rstrip(os.sep) + os.sep):
+        raise UnsafePathError(f"{str(path)!r} would leave {base!r}")
 
 
 def _parse(ctx: Context, renderer: Engine) -> list[Any]:
@@ -318,15 +316,13 @@ def _parse(ctx: Context, renderer: Engine) -> list[Any]:
     Import is total: a file the engine cannot read is dropped by name with the
     reason (and the import goes on); so is an item whose name cannot be a
     profile name, or one the profile loader would refuse (an inline secret, a
-    bad tool reference). Only a link or a special file stops the import.
+    bad tool reference).
     """
     import yaml
 
     singular = _SINGULAR[ctx.kind]
     try:
         items = renderer.parse(ctx)
-    except UnsafePathError:
-        raise
     except (
         TackroomError,
         ValueError,

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any, ClassVar
 
+from tackroom.profile.engines import tree
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import HOOK_MARK, hook_command, hook_groups, parse_hook, read_json
 from tackroom.profile.model import Hook, Native, Permissions
@@ -474,10 +475,10 @@ class ClaudeNative(Engine):
         base = ctx.path.parent
         if not base.is_dir():
             return []
-        tops = [p for p in sorted(base.iterdir()) if p.is_file()]
-        deep = [
-            p for d in KEPT_DIRS if (base / d).is_dir() for p in sorted((base / d).rglob("*")) if p.is_file()
-        ]
+        # Only what is kept is examined: a home's .claude holds much else (projects/, todos/).
+        listed = tree.entries(ctx, base, "native file", wanted=lambda n: kept_file(n) or n in KEPT_DIRS)
+        tops = [p for p in listed if p.is_file()]
+        deep = [p for d in listed if d.is_dir() for p in tree.files_below(ctx, d, "native file")]
         for path in (*tops, *deep):
             rel = path.relative_to(base).as_posix()
             if kept_file(rel) and path != ctx.path:

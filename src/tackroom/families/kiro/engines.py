@@ -22,6 +22,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tackroom.profile.engines import tree
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import read_json
 from tackroom.profile.model import Agent, McpServer
@@ -166,7 +167,9 @@ class KiroAgents(Engine):
         if not ctx.path.is_dir():
             return []
         agents = []
-        for path in sorted(p for p in ctx.path.iterdir() if p.is_file() and p.suffix == ".json"):
+        for path in (
+            p for p in tree.entries(ctx, ctx.path, "subagent") if p.is_file() and p.suffix == ".json"
+        ):
             try:
                 data = json.loads(path.read_bytes().decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -35,6 +35,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tackroom.profile.engines import tree
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import native_outputs, read_json
 from tackroom.profile.model import Agent, Command, Native, Permissions
@@ -307,7 +308,7 @@ class OpencodeAgents(Engine):
         from tackroom.profile import frontmatter
 
         agents = []
-        for path in sorted(p for p in ctx.path.iterdir() if p.is_file() and p.suffix == ".md"):
+        for path in (p for p in tree.entries(ctx, ctx.path, "subagent") if p.is_file() and p.suffix == ".md"):
             name = path.stem
             try:
                 data, body = frontmatter.read(path.read_bytes().decode("utf-8"))

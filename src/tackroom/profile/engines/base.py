@@ -91,6 +91,10 @@ class Context:
     """Import: settings keys kept for ``native/<harness>/settings.json``."""
     native_files: dict[str, bytes] = field(default_factory=dict)
     """Import: files kept for ``native/<harness>/files/`` (relative to the settings directory)."""
+    root: Path | None = None
+    """Import: the tree being imported; a link out of it is never followed (:mod:`.tree`)."""
+    refused: set[Path] = field(default_factory=set)
+    """Import: entries already dropped for being a link out, a loop or a special file."""
 
     def drop(self, kind: str, name: str, reason: str, field: str | None = None) -> None:
         self.drops.append(Drop(self.adapter.harness, kind, name, reason, field))

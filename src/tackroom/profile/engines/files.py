@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from tackroom.profile.engines import tree
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.frontmatter import normalize
 from tackroom.profile.model import ARGUMENTS, Agent, Command, Rule, Skill
@@ -164,7 +165,7 @@ def _files(
 
     With ``dirs`` the caller reads subdirectories itself; otherwise each is dropped by name too.
     """
-    for path in sorted(directory.iterdir()):
+    for path in tree.entries(ctx, directory, kind):
         if path.is_file() and path.name.endswith(ext) and len(path.name) > len(ext):
             yield path.name[: -len(ext)], path
         elif not path.is_dir():
@@ -375,8 +376,12 @@ class Dir(Engine):
 
     def _parse_skills(self, ctx: Context) -> list[Skill]:
         skills = []
-        for skill_dir in sorted(ctx.path.iterdir()):
+        for skill_dir in tree.entries(ctx, ctx.path, "skill"):
             main = skill_dir / "SKILL.md"
+            why = tree.why_not(ctx.root, main, skill_dir) if skill_dir.is_dir() else None
+            if why is not None:  # SKILL.md is a link out, or a FIFO: named, never read
+                tree.refuse(ctx, "skill", main, why)
+                continue
             if not skill_dir.is_dir() or not main.is_file():
                 what = (
                     "a skill directory without a SKILL.md" if skill_dir.is_dir() else "not a skill directory"
@@ -392,11 +397,8 @@ class Dir(Engine):
                 continue
             self._unknown(ctx, "skill", name, main, data, self._known(ctx, "name", "description"))
             fields = self._read_optional(ctx, "skill", name, main, data, self._SKILL_FIELDS)
-            files = tuple(
-                (str(p.relative_to(skill_dir)), p.read_bytes())
-                for p in sorted(skill_dir.rglob("*"))
-                if p.is_file() and p != main
-            )
+            below = tree.files_below(ctx, skill_dir, "skill", name)
+            files = tuple((str(p.relative_to(skill_dir)), p.read_bytes()) for p in below if p != main)
             description = _description(ctx, "skill", name, main, data)
             skills.append(Skill(name, description, body, files, **fields))
         return skills
@@ -510,7 +512,7 @@ class Dir(Engine):
     def _parse_commands(self, ctx: Context, directory: Path | None = None, prefix: str = "") -> list[Command]:
         commands: list[Command] = []
         directory = directory or ctx.path
-        for sub in sorted(p for p in directory.iterdir() if p.is_dir()):
+        for sub in (p for p in tree.entries(ctx, directory, "command") if p.is_dir()):
             name = f"{prefix}{sub.name}"
             if not ctx.capability.namespaces:
                 ctx.drop(
@@ -745,7 +747,7 @@ class RuleDir(Engine):
 
     def _walk(self, ctx: Context, directory: Path, prefix: str) -> Iterator[tuple[str, Path]]:
         ext = self._ext(ctx)
-        for sub in sorted(p for p in directory.iterdir() if p.is_dir()):
+        for sub in (p for p in tree.entries(ctx, directory, "rule") if p.is_dir()):
             if prefix.count("-") < _MAX_DEPTH:
                 yield from self._walk(ctx, sub, f"{prefix}{sub.name}-")
         for stem, path in _files(ctx, "rule", directory, ext, dirs=True):
