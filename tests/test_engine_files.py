@@ -518,3 +518,28 @@ def test_an_agent_whose_tool_list_the_adapter_cannot_read_is_not_imported(tmp_pa
     assert [a.name for a in engine("dir").parse(ctx)] == ["helper"]
     [drop] = ctx.drops
     assert (drop.name, drop.field) == ("reviewer", None) and "widen" in drop.reason
+
+
+def test_claude_subagents_in_team_folders_are_read_by_their_own_names(tmp_path: Path) -> None:
+    agents = tmp_path / ".claude" / "agents"
+    put(agents / "lead.md", "---\nname: lead\ndescription: leads\n---\nLead.\n")
+    put(agents / "data" / "etl.md", "---\nname: pipeline-keeper\ndescription: runs ETL\n---\nETL.\n")
+    put(agents / "data" / "lead.md", "---\nname: lead\ndescription: a second lead\n---\nAgain.\n")
+    put(agents / "web" / "deep" / "css.md", "---\ndescription: styles\n---\nCSS.\n")
+    found = import_native(adapter("claude-code"), root=tmp_path, scope="project")
+    assert {a.name: a.body for a in found.profile.agents} == {
+        "lead": "Lead.\n",  # the folder's own file first, as the harness finds it
+        "pipeline-keeper": "ETL.\n",
+        "css": "CSS.\n",
+    }
+    assert [(d.kind, d.name) for d in found.dropped] == [("subagent", "lead")]
+    again = tmp_path / "again"
+    write(plan_render(found.profile, adapter("claude-code"), root=again, scope="project"))
+    assert import_native(adapter("claude-code"), root=again, scope="project").profile == found.profile
+
+
+def test_a_harness_that_reads_no_team_folders_names_each_one(tmp_path: Path) -> None:
+    put(tmp_path / ".qwen" / "agents" / "team" / "a.md", "---\nname: a\ndescription: d\n---\nA.\n")
+    found = import_native(adapter("qwen"), root=tmp_path, scope="project")
+    assert not found.profile.agents
+    assert [(d.kind, d.name) for d in found.dropped] == [("subagent", "team")]

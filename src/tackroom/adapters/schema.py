@@ -259,6 +259,9 @@ class Capability(Strict):
     """How the globs are written: a list, or one comma-separated string."""
     namespaces: bool = False
     """Commands: a subdirectory is a namespace (``git/commit.md`` is ``git:commit``)."""
+    nested: bool = False
+    """Subagents: files in subdirectories load too (``agents/<team>/x.md``), each named by its
+    frontmatter ``name`` (else its file), never by its folder (import only: render writes them flat)."""
     positional: bool = False
     """Commands: the body may use ``$1``..``$9``."""
     shell: str | None = None

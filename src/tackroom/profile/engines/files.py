@@ -436,9 +436,19 @@ class Dir(Engine):
         head = {"name": agent.name, "description": agent.description, **ctx.capability.frontmatter} | head
         return [Output(path, frontmatter(head, agent.body))]
 
+    def _agent_files(self, ctx: Context, directory: Path, depth: int = 0) -> Iterator[tuple[str, Path]]:
+        """(stem, path) of each agent file: in subdirectories too where the harness reads them there."""
+        nested = ctx.capability.nested
+        yield from _files(ctx, "subagent", directory, self._ext(ctx), dirs=nested)  # a folder's own first
+        for sub in (p for p in tree.entries(ctx, directory, "subagent") if nested and p.is_dir()):
+            if depth + 1 >= _MAX_DEPTH:
+                ctx.drop("subagent", sub.name, f"{sub}: nested deeper than {_MAX_DEPTH} levels")
+            else:
+                yield from self._agent_files(ctx, sub, depth + 1)
+
     def _parse_subagents(self, ctx: Context) -> list[Agent]:
         agents = []
-        for stem, path in _files(ctx, "subagent", ctx.path, self._ext(ctx)):
+        for stem, path in self._agent_files(ctx, ctx.path):
             parsed = self._read(ctx, "subagent", stem, path)
             if parsed is None:
                 continue
