@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -12,7 +14,9 @@ import typer
 from tackroom.cli._output import console, escape, print_json
 
 if TYPE_CHECKING:
-    from tackroom.gateway import CaptureStore
+    from types import FrameType
+
+    from tackroom.gateway import CaptureStore, Gateway
 
 app = typer.Typer(help="The capturing gateway between harnesses and model providers.", no_args_is_help=True)
 
@@ -54,8 +58,7 @@ def serve(
         ),
     ] = "raw",
 ) -> None:
-    """Serve until Ctrl-C, printing the base URL first (clients add /t/<trace-id>)."""
-    from tackroom.cli.mock import _wait_for_signal
+    """Serve until Ctrl-C (or SIGTERM, SIGHUP), printing the base URL first (clients add /t/<trace-id>)."""
     from tackroom.gateway import Gateway, keys_from_env
 
     # The queue's feeder thread pickles each finished call: the proxy's loop gets the GIL back within
@@ -65,12 +68,34 @@ def serve(
     gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys, writer="process", engine=engine)
     gateway.start()
     typer.echo(gateway.url)
-    try:
-        _wait_for_signal()
-    finally:
-        gateway.stop()
+    _serve_until_signal(gateway)
     for failure in gateway.failures:
         console(stderr=True).print(f"warning: {failure}", markup=False)
+
+
+_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _serve_until_signal(gateway: Gateway) -> None:
+    """Serve until a terminating signal, then stop: a second signal does not cut the stop short
+    (it stores every answered call, and it is bounded)."""
+    stopped = [False]
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        stopped[0] = True  # a plain flag: a lock taken in a handler may be the one the main thread holds
+
+    previous = {number: signal.signal(number, _stop) for number in _STOPPING}
+    try:
+        while not stopped[0]:
+            time.sleep(0.1)
+    finally:
+        for number in _STOPPING:
+            signal.signal(number, signal.SIG_IGN)
+        try:
+            gateway.stop()
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
 
 
 @app.command()

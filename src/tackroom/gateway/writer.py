@@ -23,6 +23,14 @@ BATCH = 500
 GATHER_S = 0.05
 """How long the writer lets calls gather before a write (a call is stored at most this much later)."""
 _STOP = None
+_NAMED = 20
+"""The most call ids a failure names."""
+
+
+def call_ids(ids: list[str]) -> str:
+    """Calls named in a failure: their ids, the first few of them."""
+    more = f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else ""
+    return f"call ids {', '.join(ids[:_NAMED])}{more}"
 
 
 def price(call: Call, book: PriceBook) -> Decimal | None:
@@ -159,5 +167,5 @@ def store_batch(store: CaptureStore, prices: PriceBook, calls: list[Call]) -> st
             call.cost_usd = price(call, prices)
         store.add(calls)
     except (TackroomError, OSError, ValueError, ArithmeticError) as exc:
-        return f"{len(calls)} call(s) not stored: {exc}"
+        return f"{len(calls)} call(s) not stored ({call_ids([call.call_id for call in calls])}): {exc}"
     return None
