@@ -19,6 +19,7 @@ import re
 import secrets
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from tackroom._glob import glob_regex as glob_regex
 from tackroom.errors import UnsafePathError
@@ -85,6 +86,36 @@ def resolves_inside(root: Path, path: str | os.PathLike[str]) -> Path:
     if target != base and base not in target.parents:
         raise UnsafePathError(f"{str(path)!r} leads to {str(target)!r}, outside {str(base)!r}")
     return target
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; else OSError, never a hang.
+
+    A link is not followed (ELOOP) and the open does not block: a FIFO named
+    like a log (``agent-1.meta.json``), a socket, a device or a directory is an
+    OSError whose ``strerror`` says "not a regular file", where a plain
+    ``open`` of a FIFO waits forever for a writer. Every reader of a file it
+    did not write (a harness's logs, a stranger's repository) opens with this.
+    """
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = -1) -> bytes:
+    """The first ``limit`` bytes (all with -1) of the regular file ``path`` (:func:`open_regular`)."""
+    with open_regular(path) as handle:
+        return handle.read(limit)
 
 
 def read_inside(root: Path, *parts: str | os.PathLike[str], limit: int | None = None) -> bytes | None:

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from tackroom.cli._output import console, escape, print_json
-from tackroom.cli.usage import HARNESS, JSON_OPT, SINCE, day, scanning
+from tackroom.cli.usage import HARNESS, JSON_OPT, SINCE, day, said_skipped, scanning
 
 app = typer.Typer(
     help="Sessions from every harness's own logs (user's home and every run's): list, show, export.",
@@ -26,10 +26,13 @@ def list_(harness: str | None = HARNESS, since: str | None = SINCE, as_json: boo
     """Every session, oldest first: harness, id, started, models, working directory, run."""
     from rich.table import Column, Table
 
-    from tackroom.trace.api import list_sessions
+    from tackroom.trace.api import list_sessions, scan, skipped
 
+    since = day(since, "--since")
     with scanning(as_json) as progress:
-        sessions = list_sessions(harness=harness, since=day(since, "--since"), progress=progress)
+        scanned = scan(harness=harness, progress=progress)
+    said_skipped(skipped(scanned.issues))
+    sessions = list_sessions(harness=harness, since=since, refresh=False)
     if as_json:
         print_json([s.to_json() for s in sessions])
         return
@@ -60,9 +63,10 @@ def list_(harness: str | None = HARNESS, since: str | None = SINCE, as_json: boo
 @app.command()
 def show(session: str = SESSION, harness: str | None = HARNESS, as_json: bool = JSON_OPT) -> None:
     """One session read whole: its messages, tool calls and results, usage per call, and its subagents."""
-    from tackroom.trace.api import read_trace
+    from tackroom.trace.api import read_trace, scan, skipped
 
-    trace = read_trace(session, harness=harness)
+    said_skipped(skipped(scan(harness=harness).issues))
+    trace = read_trace(session, harness=harness, refresh=False)
     if as_json:
         print_json(trace.to_json())
         return

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from tackroom.cli._output import console, dumps_report_json, escape
+from tackroom.cli._output import console, dumps_report_json, escape, printable
 
 app = typer.Typer(
     help="Token usage and cost from every harness's session logs: by day, month, session or model.",
@@ -111,6 +111,7 @@ def show(report: dict[str, Any]) -> None:
     for row in report["rows"]:
         models = "\n".join(m["model"] for m in row["models"]) if group != "model" else ""
         table.add_row(*map(escape, [row["key"], models, *_figures(row)]))
+    said_skipped(report.get("skipped", []))
     if not report["rows"]:
         console(stderr=True).print("no usage found in the session logs tackroom can read", markup=False)
         return
@@ -118,6 +119,22 @@ def show(report: dict[str, Any]) -> None:
     table.add_section()
     table.add_row("total", "", *map(escape, _figures(totals)), style="bold")
     console().print(table)
+
+
+def said_skipped(skipped: list[dict[str, str]], shown: int = 5) -> None:
+    """On stderr: the logs a scan found and could not read, the first ``shown`` of them by name."""
+    if not skipped:
+        return
+    err = console(stderr=True)
+    err.print(f"{len(skipped)} file(s) under the log roots were not read:", markup=False)
+    for entry in skipped[:shown]:
+        err.print(f"  {_one_line(entry['path'])}: {_one_line(entry['why'])}", markup=False)
+    if len(skipped) > shown:
+        err.print(f"  ... and {len(skipped) - shown} more (see --json)", markup=False)
+
+
+def _one_line(text: str) -> str:
+    return printable(text).replace("\n", "\\n")
 
 
 def _figures(row: dict[str, Any]) -> list[str]:

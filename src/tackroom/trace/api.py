@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,10 +161,21 @@ def usage(
 ) -> dict[str, Any]:
     """A usage report (see :mod:`tackroom.trace.usage` for its shape and rules), after a scan."""
     where = where or Where.of()
-    if refresh:
-        scan(harness=harness, where=where, db=db, jobs=jobs, progress=progress)
+    scanned = scan(harness=harness, where=where, db=db, jobs=jobs, progress=progress) if refresh else None
     options = UsageOptions(group, harness, since, until, timezone, cost)
-    return usage_report(_index(where.env, db), options)
+    report = usage_report(_index(where.env, db), options)
+    return with_skipped(report, scanned.issues) if scanned is not None else report
+
+
+def with_skipped(report: dict[str, Any], issues: Sequence[TraceIssue]) -> dict[str, Any]:
+    """``report`` with ``skipped``: the files its scan found and could not read (a FIFO, a name that is
+    not UTF-8, a directory it may not list), each with its path and why, so none is left out unsaid."""
+    return {**report, "skipped": skipped(issues)}
+
+
+def skipped(issues: Sequence[TraceIssue]) -> list[dict[str, str]]:
+    """A scan's issues (files found and not read) as JSON: each one's path and why."""
+    return [{"path": str(issue.path), "why": issue.message} for issue in issues]
 
 
 def list_sessions(
@@ -310,7 +321,7 @@ def usage_text(
         index = _index(where.env, None)
         generation = index.generation()
         options = UsageOptions(group, harness, since, until, timezone, cost)
-        text = dumps_report_json(usage_report(index, options, prices))
+        text = dumps_report_json(with_skipped(usage_report(index, options, prices), scanned.issues))
     finally:
         if prices is not None:
             prices.close()

@@ -240,9 +240,41 @@ def walk(root: Root, issues: list[TraceIssue], dirs: list[list[Any]] | None = No
                 stack.append((entry.path, "" if by_name else name + "/"))
                 if dirs is not None:
                     dirs.append([entry.path, info.st_ctime_ns])
-            elif stat.S_ISREG(info.st_mode) and match(name):
+            elif not match(name):
+                continue
+            elif not stat.S_ISREG(info.st_mode):
+                # A FIFO named like a log would block whoever opened it: never opened, and said.
+                issues.append(TraceIssue(Path(entry.path), 0, f"{not_regular(info.st_mode)}: skipped"))
+            else:
+                for ending in root.sidecars:
+                    odd = _odd(entry.path + ending)
+                    if odd is not None:
+                        issues.append(TraceIssue(Path(entry.path + ending), 0, f"{odd}: not read"))
                 size, mtime = with_sidecars(entry.path, info.st_size, info.st_mtime_ns, root.sidecars)
                 yield Source(root.harness, entry.path, root.run_id, size, mtime, info.st_ino)
+
+
+def not_regular(mode: int) -> str:
+    """What a file that is not a regular file is, as a reason to leave it unread."""
+    for test, what in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+    ):
+        if test(mode):
+            return f"{what}, not a regular file"
+    return "not a regular file"
+
+
+def _odd(path: str) -> str | None:
+    """Why the sidecar at ``path`` cannot be read, when something other than a regular file is there."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else not_regular(mode)
 
 
 def _utf8(name: str) -> bool:

@@ -41,6 +41,7 @@ import orjson
 from tackroom._gc import paused
 from tackroom._hash import blake2b
 from tackroom.families import get_family
+from tackroom.paths import read_regular
 from tackroom.state.db import BUSY_S, StateDB
 from tackroom.trace.discover import Source
 from tackroom.trace.model import (
@@ -121,11 +122,9 @@ def _reader(family: str) -> TranscriptReader:
 def head_of(path: str, length: int) -> str:
     """``"<length>:<hash>"`` of the first ``length`` bytes of ``path`` (fewer if it is shorter)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        return identity(read_regular(path, length))
     except OSError:
         return ""
-    with os.fdopen(fd, "rb") as handle:
-        return identity(handle.read(length))
 
 
 def identity(data: bytes) -> str:

@@ -37,7 +37,6 @@ line: until then the read stops before it and takes it up next time.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from tackroom.families.base import MAX_TEXT
+from tackroom.paths import open_regular
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
@@ -173,8 +173,7 @@ class AiderTranscripts(TranscriptReader):
     @staticmethod
     def _ends_blank(path: Path, cursor: Cursor) -> bool:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-            with os.fdopen(fd, "rb") as handle:
+            with open_regular(path) as handle:
                 handle.seek(max(cursor.offset - 2, 0))
                 return handle.read(3) == b"\n\n"
         except OSError:

@@ -25,7 +25,6 @@ main session, or the agent named ``parentAgentId`` in the file's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,6 +34,7 @@ import orjson
 
 from tackroom.families.base import obj, seq, str_or_none
 from tackroom.families.claude_code.stream import tool_result_text
+from tackroom.paths import read_regular
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
@@ -506,9 +506,7 @@ def _agent(path: Path) -> dict[str, Any] | None:
     found: dict[str, Any] = {"id": path.stem.removeprefix("agent-")}
     meta = path.with_name(path.stem + ".meta.json")
     try:
-        fd = os.open(meta, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as handle:
-            data = obj(orjson.loads(handle.read(META_LIMIT)))
+        data = obj(orjson.loads(read_regular(meta, META_LIMIT)))
     except (OSError, orjson.JSONDecodeError):
         return found
     if parent := str_or_none(data.get("parentAgentId")):

@@ -20,6 +20,7 @@ from tackroom.families.base import (
     tolerant,
 )
 from tackroom.families.base import text_or_none as _str
+from tackroom.paths import open_regular
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -137,7 +138,7 @@ def record_usage(usage: Any) -> Usage:
 def _lines(path: Path) -> Iterator[str]:
     """The log's lines, bytes that are not UTF-8 replaced; a line longer than ``MAX_LOG_LINE`` is skipped."""
     try:
-        with path.open("rb") as log:
+        with open_regular(path) as log:
             while line := log.readline(MAX_LOG_LINE + 1):
                 if len(line) > MAX_LOG_LINE:
                     while line and not line.endswith(b"\n"):  # the rest of the overlong line

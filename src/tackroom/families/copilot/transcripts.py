@@ -25,7 +25,6 @@ its log.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ import yaml
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
 from tackroom.families.copilot.stream import record_usage, tool_output
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,
@@ -59,9 +59,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def workspace_name(path: Path) -> str | None:
     """The session's name in its ``workspace.yaml`` (its first prompt, or the name a user gave it)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            text = handle.read(WORKSPACE_LIMIT + 1)
+        text = read_regular(path, WORKSPACE_LIMIT + 1)
     except OSError:
         return None
     if len(text) > WORKSPACE_LIMIT:

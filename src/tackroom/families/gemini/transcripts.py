@@ -34,7 +34,6 @@ named by its directory. The project's root is in ``tmp/<project>/.project_root``
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_none
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -132,9 +132,7 @@ def _meta(path: Path, session: str, state: dict[str, Any]) -> SessionMeta:
 
 def _project_root(path: Path) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as handle:
-            text = handle.read(ROOT_LIMIT).decode("utf-8", "replace").strip()
+        text = read_regular(path, ROOT_LIMIT).decode("utf-8", "replace").strip()
     except OSError:
         return None
     return text if text.startswith("/") and "\n" not in text else None

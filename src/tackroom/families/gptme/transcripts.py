@@ -30,7 +30,6 @@ directory the target of its ``workspace`` link (read, never followed).
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ import orjson
 
 from tackroom.families.base import int_or_none, json_arguments, obj, str_or_none, text_or_none
 from tackroom.families.gptme.stream import message_usage
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,
@@ -101,9 +101,7 @@ def split_calls(content: str) -> tuple[str, list[ToolCall]]:
 def config_of(folder: Path) -> dict[str, Any]:
     """The ``[chat]`` table of the ``config.toml`` in a conversation's folder, bounded; else empty."""
     try:
-        fd = os.open(folder / "config.toml", os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(CONFIG_LIMIT + 1)
+        data = read_regular(folder / "config.toml", CONFIG_LIMIT + 1)
     except OSError:
         return {}
     if len(data) > CONFIG_LIMIT:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tackroom.errors import StreamLineError
 from tackroom.families.base import StreamParser, int_or_none, json_line, tolerant
+from tackroom.paths import open_regular
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -151,7 +152,7 @@ def token_usage(figures: Any) -> Usage:
 
 def _lines(path: Path) -> Iterator[str]:
     try:
-        with path.open("rb") as log:
+        with open_regular(path) as log:
             while line := log.readline(MAX_LOG_LINE + 1):
                 if len(line) > MAX_LOG_LINE:
                     while line and not line.endswith(b"\n"):

@@ -35,7 +35,6 @@ names the directory above the session.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +44,7 @@ import orjson
 
 from tackroom.families.base import int_or_none, json_arguments, obj, seq, str_or_none, text_or_none
 from tackroom.families.kimi.stream import content_text, token_usage
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,
@@ -78,9 +78,7 @@ def iso(seconds: Any) -> str | None:
 def side_json(path: Path) -> dict[str, Any]:
     """A small JSON file beside a log, bounded; anything else is an empty object."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(SIDE_FILE_LIMIT + 1)
+        data = read_regular(path, SIDE_FILE_LIMIT + 1)
     except OSError:
         return {}
     if len(data) > SIDE_FILE_LIMIT:

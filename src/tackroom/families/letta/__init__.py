@@ -43,6 +43,7 @@ from tackroom.families.base import (
 )
 from tackroom.families.base import json_arguments as _arguments
 from tackroom.families.base import text_or_none as _str
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -192,8 +193,7 @@ def tool_results(root: Path, agent: str) -> list[Event]:
         return []
     for log in logs:
         try:
-            with log.open("rb") as handle:
-                text = handle.read(MAX_TEXT).decode("utf-8", "replace")
+            text = read_regular(log, MAX_TEXT).decode("utf-8", "replace")
         except OSError:
             continue
         for line in text.splitlines():

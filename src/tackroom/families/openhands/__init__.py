@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from tackroom.families.base import Family, StreamParser
 from tackroom.families.openhands.stream import MAX_STATE, OpenHandsStreamParser, persistence_dir, state_usage
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     ErrorEvent,
     Event,
@@ -61,9 +62,10 @@ class OpenHands(Family):
             return []
         state = root / "conversations" / session / "base_state.json"
         try:
-            if state.is_symlink() or not state.is_file() or state.stat().st_size > MAX_STATE:
+            raw = read_regular(state, MAX_STATE + 1)
+            if len(raw) > MAX_STATE:
                 return []
-            data = json.loads(state.read_bytes().decode("utf-8", errors="replace"))
+            data = json.loads(raw.decode("utf-8", errors="replace"))
         except (OSError, ValueError, RecursionError):
             return [ErrorEvent(message="openhands base_state.json could not be read", fatal=False)]
         usage = state_usage(data)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,7 @@ from tackroom.families.base import (
     text_or_none,
 )
 from tackroom.families.openhands.stream import MAX_STATE
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     FIGURES,
     AssistantText,
@@ -77,11 +77,7 @@ _EVENT = re.compile(r"^event-(\d{1,9})-[^/]*\.json$")
 def read_json(path: Path, limit: int) -> dict[str, Any] | str:
     """The JSON object in ``path`` (not followed if a link, at most ``limit`` bytes), or why there is none."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return "not a regular file"
-            data = handle.read(limit + 1)
+        data = read_regular(path, limit + 1)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     if len(data) > limit:

@@ -30,7 +30,6 @@ unknown. A call's key is its entry's id and time.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -39,6 +38,7 @@ import orjson
 
 from tackroom.families.base import int_or_none, obj, seq, str_or_none
 from tackroom.families.pi.stream import failure, pi_usage
+from tackroom.paths import open_regular
 from tackroom.trace import jsonl
 from tackroom.trace.events import (
     AssistantText,
@@ -85,8 +85,7 @@ def usage_of(data: Any) -> Usage:
 def _title(path: Path) -> str | None:
     """The title on omp's first line, as it is now."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
+        with open_regular(path) as handle:
             first = handle.readline(TITLE_LIMIT)
     except OSError:
         return None

@@ -36,7 +36,6 @@ calls are the model its earlier lines named, or else the one its
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from typing import Any
 import orjson
 
 from tackroom.families.base import fresh_input, int_or_none, obj, seq, str_or_none
+from tackroom.paths import read_regular
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -150,9 +150,7 @@ def _session(path: Path, data: dict[str, Any], state: dict[str, Any]) -> tuple[s
 def _sidecar(path: Path) -> dict[str, Any]:
     """A subagent log's ``agent-<id>.meta.json``: ``agentType``, and ``parentAgentId`` for a nested one."""
     try:
-        fd = os.open(path.with_name(path.stem + ".meta.json"), os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as handle:
-            return obj(orjson.loads(handle.read(META_LIMIT)))
+        return obj(orjson.loads(read_regular(path.with_name(path.stem + ".meta.json"), META_LIMIT)))
     except (OSError, orjson.JSONDecodeError):
         return {}
 
