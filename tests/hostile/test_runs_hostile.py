@@ -336,7 +336,17 @@ def _sigint_as_from_a_terminal() -> None:
 
 
 @pytest.mark.parametrize(
-    "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT], ids=lambda s: s.name
+    "sig",
+    [
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGINT,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGALRM,
+    ],
+    ids=lambda s: s.name,
 )
 def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
     sig: signal.Signals, config_dir: Path, tmp_path: Path, pids: Path
@@ -379,6 +389,34 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
     [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
     saved = json.loads((run_dir / "result.json").read_text())
     assert saved["ok"] is False and "stopped" in saved["error"]
+
+
+def test_sigpipe_to_the_cli_neither_kills_it_nor_orphans_the_harness(
+    config_dir: Path, tmp_path: Path, pids: Path
+) -> None:
+    """SIGPIPE is what a closed reader sends: the run goes on to its end and its ``result.json``."""
+    fake_adapter(
+        config_dir, "--announce", "--pid-file", str(pids), "--replay", str(RECORDED), "--line-delay", "0.2"
+    )
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "tackroom", "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not announced(pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert announced(pids), "the harness did not start"
+        cli.send_signal(signal.SIGPIPE)
+        stdout, stderr = cli.communicate(timeout=60)
+    finally:
+        cli.kill()
+        cli.wait()
+    assert cli.returncode == 0, stderr
+    assert json.loads(stdout)["final_text"] == RECORDED_TEXT
+    assert_none_running(pids)
 
 
 def test_a_reader_that_goes_away_does_not_crash_the_cli(config_dir: Path, tmp_path: Path, pids: Path) -> None:

@@ -1,7 +1,10 @@
 """Long commands stopped by a signal as a timeout would stop them: cleaned up, then exit 128 + N.
 
-SIGTERM, SIGHUP and SIGQUIT cancel the command's work (which stops what it started); Ctrl-C is
-``asyncio.run``'s own (it cancels the work and raises KeyboardInterrupt: exit 130).
+SIGTERM, SIGHUP and SIGQUIT cancel the command's work (which stops what it started), and so do
+SIGUSR1, SIGUSR2 and SIGALRM, whose default is to end the process at once and orphan the harness
+with no ``result.json``; Ctrl-C is ``asyncio.run``'s own (it cancels the work and raises
+KeyboardInterrupt: exit 130). SIGPIPE stays ignored, as Python sets it: a reader that goes away
+(``tackroom run --events | head -1``) does not stop the run.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 T = TypeVar("T")
 
 
