@@ -70,6 +70,10 @@ def test_hooks_the_user_wrote_import_with_moments_matchers_and_timeouts(
             "post-tool-use-1", "after-tool", "command", command="echo gh", matcher=('mcp("github")',)
         ),
         "session-start-1": Hook("session-start-1", "session-start", "command", command="echo hi"),
+        # matcher "startup": a new session only (not one resumed, cleared or compacted)
+        "session-start-2": Hook(
+            "session-start-2", "session-start", "command", command="echo started", source=("startup",)
+        ),
         # matcher "*" is every tool / no filter
         "notification-1": Hook("notification-1", "notification", "command", command="notify-send claude"),
     }
@@ -80,12 +84,11 @@ def test_what_has_no_neutral_form_is_dropped_by_name_with_the_reason(
 ) -> None:
     result = imported(adapter, tmp_path)
     drops = dropped(result)
-    assert "matcher 'startup'" in drops["session-start-2"]
     assert "'prompt' handler" in drops["stop-1"]
     assert "event TeammateIdle has no neutral moment" in drops["teammate-idle-1"]
     assert "secret" in drops["ANTHROPIC_API_KEY"]
     assert "a string" in drops["RETRIES"]
-    assert len(result.dropped) == 5
+    assert len(result.dropped) == 4
 
 
 def test_permissions_become_tool_references_and_unknown_ones_stay_claudes(
@@ -382,3 +385,67 @@ def test_codex_hooks_json_imports_the_hooks_a_user_wrote(tmp_path: Path) -> None
         ),
     )
     assert [(d.name, "no neutral moment" in d.reason) for d in result.dropped] == [("pre-compact-1", True)]
+
+
+@pytest.mark.parametrize(
+    ("matcher", "source"),
+    [("startup", ("startup",)), ("resume|clear", ("resume", "clear")), ("", ()), ("*", ())],
+)
+def test_a_session_start_matcher_is_the_starts_the_hook_is_for(
+    adapter: Adapter, tmp_path: Path, matcher: str, source: tuple[str, ...]
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": "./prime.sh"}]}
+    (tmp_path / SETTINGS).write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    result = import_native(adapter, root=tmp_path)
+    assert result.dropped == ()
+    assert result.profile.hooks == (
+        Hook("session-start-1", "session-start", "command", command="./prime.sh", source=source),
+    )
+    again = tmp_path / "again"
+    write(plan_render(result.profile, adapter, root=again))
+    assert import_native(adapter, root=again).profile == result.profile
+
+
+def test_a_session_start_matcher_naming_no_start_is_dropped_by_name(adapter: Adapter, tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    group = {"matcher": "startup|reboot", "hooks": [{"type": "command", "command": "x"}]}
+    (tmp_path / SETTINGS).write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    result = import_native(adapter, root=tmp_path)
+    assert not result.profile.hooks
+    assert "'startup|reboot'" in dropped(result)["session-start-1"]
+
+
+@pytest.mark.parametrize("name", ["gemini", "copilot", "opencode", "codex"])
+def test_a_hook_for_some_starts_is_dropped_where_starts_cannot_be_told_apart(
+    name: str, tmp_path: Path
+) -> None:
+    hook = Hook("prime", "session-start", "command", command="./prime.sh", source=("compact",))
+    rendered = plan_render(Profile(hooks=(hook,)), resolve_builtins()[name], root=tmp_path)
+    assert not rendered.outputs
+    assert [(d.name, "compact" in d.reason) for d in rendered.drops] == [("prime", True)]
+
+
+@pytest.mark.parametrize(
+    ("event", "moment"),
+    [
+        ("PreCompact", "pre-compact"),
+        ("SubagentStop", "subagent-stop"),
+        ("SubagentStart", "subagent-start"),
+        ("PostToolUseFailure", "after-tool-failure"),
+        ("Notification", "notification"),
+        ("PermissionRequest", "permission-request"),
+    ],
+)
+def test_qwen_imports_the_events_its_hook_list_has(event: str, moment: str, tmp_path: Path) -> None:
+    adapter = resolve_builtins()["qwen"]
+    (tmp_path / ".qwen").mkdir()
+    group = {"hooks": [{"type": "command", "command": "./log.sh", "timeout": 10}]}
+    (tmp_path / ".qwen" / "settings.json").write_text(json.dumps({"hooks": {event: [group]}}))
+    result = import_native(adapter, root=tmp_path)
+    assert result.dropped == ()
+    [hook] = result.profile.hooks
+    assert (hook.moment, hook.command, hook.timeout) == (moment, "./log.sh", 10.0)
+    again = tmp_path / "again"
+    write(plan_render(result.profile, adapter, root=again))
+    assert import_native(adapter, root=again).profile == result.profile

@@ -77,6 +77,31 @@ def test_hook_with_unknown_moment(tmp_path: Path) -> None:
     assert "unknown moment 'before-lunch'" in problem.message and "before-tool" in problem.message
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('moment = "before-tool"\nsource = ["startup"]\n', "only a session-start hook"),
+        ('moment = "session-start"\nsource = ["reboot"]\n', "unknown start 'reboot'"),
+        ('moment = "session-start"\nsource = ["resume", "resume"]\n', "a start is named twice"),
+    ],
+)
+def test_a_hook_source_names_session_starts_only(tmp_path: Path, body: str, said: str) -> None:
+    path = put(tmp_path, "hooks.toml", f'[hooks.x]\n{body}command = "true"\n')
+    with pytest.raises(ConfigError) as info:
+        load_profile([tmp_path])
+    assert f"{path}:3: hooks.x.source: {said}" in str(info.value)
+
+
+def test_a_session_start_hook_loads_with_the_starts_it_is_for(tmp_path: Path) -> None:
+    put(
+        tmp_path,
+        "hooks.toml",
+        '[hooks.x]\nmoment = "session-start"\nsource = ["startup"]\ncommand = "true"\n',
+    )
+    [hook] = load_profile([tmp_path]).hooks
+    assert hook.source == ("startup",)
+
+
 def test_mcp_server_with_inline_secret(tmp_path: Path) -> None:
     path = put(
         tmp_path, "mcp.toml", '[servers.gh]\ncommand = "gh-mcp"\nenv = { GITHUB_TOKEN = "ghp_realvalue" }\n'

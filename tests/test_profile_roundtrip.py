@@ -23,7 +23,7 @@ from tackroom.profile.load import load_profile
 from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rule, Skill
 from tackroom.profile.render import import_native, import_profile, plan_render, write
 from tackroom.profile.write import write_profile
-from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS
+from tackroom.vocabulary import MOMENTS, NEUTRAL_TOOLS, SESSION_SOURCES
 
 NAMES = st.from_regex(r"[a-z0-9][a-z0-9-]{0,8}", fullmatch=True)
 TEXT = st.text(
@@ -137,6 +137,14 @@ hooks = st.one_of(
 tool_hooks = st.builds(
     Hook, NAMES, st.sampled_from(["before-tool", "after-tool"]), st.just("refuse"), text=LINE, matcher=TOOLS
 )
+start_hooks = st.builds(
+    Hook,
+    NAMES,
+    st.just("session-start"),
+    st.just("command"),
+    command=LINE,
+    source=st.lists(st.sampled_from(SESSION_SOURCES), min_size=1, max_size=4, unique=True).map(tuple),
+)
 
 profiles = st.builds(
     Profile,
@@ -145,7 +153,7 @@ profiles = st.builds(
     agents=st.lists(agents, max_size=2).map(unique),
     commands=st.lists(commands, max_size=2).map(unique),
     mcp=st.lists(servers, max_size=2).map(unique),
-    hooks=st.lists(hooks | tool_hooks, max_size=3).map(unique),
+    hooks=st.lists(hooks | tool_hooks | start_hooks, max_size=3).map(unique),
 )
 
 RENDERABLE = sorted(

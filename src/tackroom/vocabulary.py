@@ -48,6 +48,10 @@ MORE_MOMENTS: tuple[str, ...] = (
 #: Every moment a hook may name.
 ALL_MOMENTS: tuple[str, ...] = MOMENTS + MORE_MOMENTS
 
+#: How a session starts, which a ``session-start`` hook may select (``source``): a new session,
+#: one resumed, one cleared (``/clear``), one continued after its context was compacted.
+SESSION_SOURCES: tuple[str, ...] = ("startup", "resume", "clear", "compact")
+
 #: Neutral model aliases; each adapter's ``[models]`` table maps the ones it can run.
 #: A profile may also name a harness's own model as ``<harness>:<model>``.
 MODEL_ALIASES: tuple[str, ...] = (

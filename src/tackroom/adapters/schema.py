@@ -45,6 +45,9 @@ Moment = Literal[
     "after-model",
 ]
 
+SessionSource = Literal["startup", "resume", "clear", "compact"]
+"""How a session starts (:data:`tackroom.vocabulary.SESSION_SOURCES`)."""
+
 
 class Strict(BaseModel):
     """Base of every schema model: unknown keys are errors, values are frozen."""
@@ -297,6 +300,9 @@ class HooksCapability(Capability):
     """How a hook blocks a tool call with a reason; absent = cannot."""
     tool_names: dict[str, str] = {}
     """Neutral tool -> the name this harness's hooks see, where it differs from ``[tools]``."""
+    sources: dict[SessionSource, str] = {}
+    """How a session started -> this harness's session-start matcher for it (``startup``); a start
+    absent here cannot be told apart, so a hook for only some starts is dropped there by name."""
 
 
 class Capabilities(Strict):

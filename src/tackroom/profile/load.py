@@ -13,7 +13,8 @@ Layout::
                                     !{cmd}, @{path}); commands/git/commit.md is git:commit
     mcp.toml                        [servers.<name>] command/args/env/cwd or url/headers,
                                     transport, timeout, tool_timeout, auto_approve, disabled
-    hooks.toml                      [hooks.<name>] moment, matcher, timeout,
+    hooks.toml                      [hooks.<name>] moment, matcher, timeout, source
+                                    (session-start: startup, resume, clear, compact),
                                     command | inject | refuse
     permissions.toml                [permissions] allow / ask / deny (tool references)
     env.toml                        [env] the session environment
@@ -62,7 +63,7 @@ from tackroom.profile.places import PROJECT_PROFILE as PROJECT_PROFILE
 from tackroom.profile.places import profile_dirs as profile_dirs
 from tackroom.profile.tools import BadReference, check_tools, parse_model
 from tackroom.redact import inline_secret, inline_secret_in_args, is_secret_header, is_secret_name
-from tackroom.vocabulary import ALL_MOMENTS, REASONING
+from tackroom.vocabulary import ALL_MOMENTS, REASONING, SESSION_SOURCES
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 """A profile item's name: it becomes a file or directory name in every harness's layout."""
@@ -550,6 +551,7 @@ class _Reader:
             "refuse": str,
             "harnesses": list,
             "timeout": float,
+            "source": list,
         }
         for name, data, line in self._toml(path, "hooks"):
             where = f"hooks.{name}"
@@ -576,6 +578,11 @@ class _Reader:
             if bad:
                 self.problem(path, f"{where}.matcher", "; ".join(bad), line("matcher"))
                 continue
+            source = data.get("source", [])
+            wrong = self._source_problem(moment, source)
+            if wrong:
+                self.problem(path, f"{where}.source", wrong, line("source"))
+                continue
             action: HookAction = (
                 "command" if actions[0] == "command" else "inject" if actions[0] == "inject" else "refuse"
             )
@@ -588,7 +595,22 @@ class _Reader:
                 matcher=tuple(data.get("matcher", ())),
                 harnesses=tuple(data.get("harnesses", ())),
                 timeout=_float(data.get("timeout")),
+                source=tuple(source),
             )
+
+    @staticmethod
+    def _source_problem(moment: str, source: list[Any]) -> str | None:
+        """What is wrong with a hook's ``source`` (the session starts it is for), if anything."""
+        if not source:
+            return None
+        if moment != "session-start":
+            return f"only a session-start hook selects how the session started (this one is {moment})"
+        unknown = [s for s in source if s not in SESSION_SOURCES]
+        if unknown:
+            return f"unknown start {str(unknown[0])[:40]!r}; starts: {', '.join(SESSION_SOURCES)}"
+        if len(set(source)) != len(source):
+            return "a start is named twice"
+        return None
 
     def _single(self, path: Path, table: str) -> tuple[dict[str, Any], Any] | None:
         """The one ``[table]`` of a TOML file (None when the file is absent or after a problem)."""

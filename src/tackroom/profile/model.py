@@ -138,6 +138,9 @@ class Hook:
     harnesses: tuple[str, ...] = ()
     timeout: float | None = None
     """Seconds the harness gives the command before it stops it."""
+    source: tuple[str, ...] = ()
+    """``session-start`` only: the starts that fire it (``startup``, ``resume``, ``clear``,
+    ``compact``); empty = every start."""
 
 
 @dataclass(frozen=True)

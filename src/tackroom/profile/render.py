@@ -34,7 +34,7 @@ from tackroom.profile.engines import engine, tree
 from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output, Passthrough
 from tackroom.profile.load import check_item_name
 from tackroom.profile.merge import Settings
-from tackroom.profile.model import Native, Permissions, Profile
+from tackroom.profile.model import Hook, Native, Permissions, Profile
 from tackroom.profile.owned import LEGACY, OWNED, Owned, Record, digest, read_record
 
 if TYPE_CHECKING:
@@ -153,8 +153,20 @@ def plan_render(
             ]
             continue
         ctx = Context(adapter, kind, capability, path, drops)
-        outputs += engine(capability.render).render(ctx, items)
+        renderer = engine(capability.render)
+        if kind == "hooks" and not renderer.sources:
+            items = _every_start(ctx, items)
+        outputs += renderer.render(ctx, items)
     return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
+
+
+def _every_start(ctx: Context, hooks: list[Hook]) -> list[Hook]:
+    """The hooks an engine that cannot select a session start can write; one for some starts is dropped."""
+    for hook in hooks:
+        if hook.source:
+            why = f"cannot run it only on {', '.join(hook.source)} here (it would run on every start)"
+            ctx.drop("hook", hook.name, why)
+    return [h for h in hooks if not h.source]
 
 
 def _check_names(profile: Profile) -> None:

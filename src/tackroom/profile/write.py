@@ -181,6 +181,7 @@ def _hook(hook: Any) -> dict[str, Any]:
     data |= {"matcher": list(hook.matcher)} if hook.matcher else {}
     data[hook.action] = hook.command if hook.action == "command" else hook.text
     data |= _set(timeout=hook.timeout)
+    data |= {"source": list(hook.source)} if hook.source else {}
     return data | _harnesses(hook.harnesses)
 
 

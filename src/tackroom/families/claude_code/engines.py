@@ -48,6 +48,7 @@ class ClaudeSettings(Engine):
 
     name = "claude-settings"
     kinds: frozenset[Kind] = frozenset({"hooks"})
+    sources = True
 
     def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
         events = hook_groups(ctx, items, entry=hook_entry)
@@ -70,6 +71,10 @@ def hook_entry(ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:
     matcher = matcher_text(ctx, hook) if hook.moment in TOOL_MOMENTS else None
     if hook.moment in TOOL_MOMENTS and matcher is None:
         return None
+    if hook.source:
+        matcher = source_matcher(ctx, hook)
+        if matcher is None:
+            return None
     command = hook_command(ctx, hook, event)
     if command is None:
         return None
@@ -90,6 +95,29 @@ def matcher_text(ctx: Context, hook: Hook) -> str | None:
             return None
         names.append(name)
     return "|".join(names) if names else "*"
+
+
+def source_matcher(ctx: Context, hook: Hook) -> str | None:
+    """The session-start matcher for the starts a hook is for, or None after dropping it by name."""
+    sources: dict[str, str] = getattr(ctx.capability, "sources", {})
+    missing = [s for s in hook.source if s not in sources]
+    if missing:
+        ctx.drop(
+            "hook",
+            hook.name,
+            f"cannot run it only on {', '.join(missing)} here (it would run on every start)",
+        )
+        return None
+    return "|".join(sources[s] for s in hook.source)
+
+
+def _sources(ctx: Context, matcher: str) -> tuple[str, ...] | None:
+    """The starts a session-start matcher selects (empty: every one); None when it selects others."""
+    if matcher.strip() in ("", "*"):
+        return ()
+    spelled = {v: k for k, v in getattr(ctx.capability, "sources", {}).items()}
+    found = tuple(spelled.get(part) for part in matcher.split("|"))
+    return None if None in found or len(set(found)) != len(found) else tuple(str(s) for s in found)
 
 
 def _matcher_name(ctx: Context, ref: str) -> str | None:
@@ -155,7 +183,17 @@ def parse_hooks(ctx: Context, table: Any) -> list[Hook]:
             name = f"{label}-{k}"
         taken.add(name)
         found.append(
-            Hook(name, hook.moment, hook.action, hook.command, hook.text, hook.matcher, (), hook.timeout)
+            Hook(
+                name,
+                hook.moment,
+                hook.action,
+                hook.command,
+                hook.text,
+                hook.matcher,
+                (),
+                hook.timeout,
+                hook.source,
+            )
         )
     return sorted(found, key=lambda h: h.name)
 
@@ -203,7 +241,17 @@ def _hook(
         ctx.drop("hook", name, f"{where}: the matcher is not a string")
         return None
     refs: tuple[str, ...] = ()
-    if matcher and matcher.strip() not in ("", "*"):
+    source: tuple[str, ...] = ()
+    if matcher and moment == "session-start":
+        starts = _sources(ctx, matcher)
+        if starts is None:
+            known = ", ".join(getattr(ctx.capability, "sources", {}).values()) or "none"
+            ctx.drop(
+                "hook", name, f"{where}: matcher {matcher!r} selects starts no neutral hook names ({known})"
+            )
+            return None
+        source = starts
+    elif matcher and matcher.strip() not in ("", "*"):
         if moment not in TOOL_MOMENTS:
             ctx.drop("hook", name, f"{where}: matcher {matcher!r} selects what no neutral hook can")
             return None
@@ -218,8 +266,8 @@ def _hook(
     if marked:
         ours = parse_hook(ctx, event, None, command)
         if ours is not None:
-            return Hook(ours.name, moment, ours.action, ours.command, ours.text, refs, (), seconds)
-    return Hook(name, moment, "command", command=command, matcher=refs, timeout=seconds)
+            return Hook(ours.name, moment, ours.action, ours.command, ours.text, refs, (), seconds, source)
+    return Hook(name, moment, "command", command=command, matcher=refs, timeout=seconds, source=source)
 
 
 def _kebab(event: str) -> str:

@@ -225,6 +225,9 @@ class Engine:
     """The capability kinds this engine renders."""
     formats: frozenset[str] = frozenset()
     """The values of a capability's ``format`` this engine understands; empty = none may be set."""
+    sources: bool = False
+    """Hooks: whether it writes a hook's ``source`` (the session starts it is for); without it, such a
+    hook is dropped by name before the engine sees it (it would run on every start)."""
 
     def render(self, ctx: Context, items: Sequence[Any]) -> list[Output]:
         raise NotImplementedError
