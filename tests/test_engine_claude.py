@@ -449,3 +449,35 @@ def test_qwen_imports_the_events_its_hook_list_has(event: str, moment: str, tmp_
     again = tmp_path / "again"
     write(plan_render(result.profile, adapter, root=again))
     assert import_native(adapter, root=again).profile == result.profile
+
+
+def test_hooks_written_as_objects_without_a_hooks_list_are_each_named(
+    adapter: Adapter, tmp_path: Path
+) -> None:
+    """Shapes real settings files have that Claude Code refuses: never imported, never lost unsaid."""
+    (tmp_path / ".claude").mkdir()
+    hooks = {
+        # an older tool's shape: one object of its own per event, under names Claude never had
+        "preEditHook": {"command": "npx some-tool pre-edit", "alwaysRun": False},
+        "sessionEndHook": {"command": "npx some-tool summary", "generateSummary": True},
+        # a handler where a group belongs, in a list and alone
+        "SessionStart": [{"type": "command", "command": "bash .claude/hooks/prime.sh"}],
+        "Stop": {"type": "command", "command": "./done.sh"},
+        # a group with nothing in it, and a well-formed one beside
+        "PostToolUse": [
+            {"matcher": "Write"},
+            {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]},
+        ],
+    }
+    (tmp_path / SETTINGS).write_text(json.dumps({"hooks": hooks}))
+    result = import_native(adapter, root=tmp_path)
+    assert [(h.name, h.command) for h in result.profile.hooks] == [("post-tool-use-2", "fmt")]
+    why = dropped(result)
+    assert set(why) == {
+        "pre-edit-hook-1",
+        "session-end-hook-1",
+        "session-start-1",
+        "stop-1",
+        "post-tool-use-1",
+    }
+    assert all("no 'hooks' list" in reason for reason in why.values()), why

@@ -198,14 +198,30 @@ def parse_hooks(ctx: Context, table: Any) -> list[Hook]:
     return sorted(found, key=lambda h: h.name)
 
 
+class _Shapeless(str):
+    """A group that holds no handler list: why the harness runs nothing of it (dropped by name)."""
+
+
 def _handlers(groups: Any) -> list[tuple[dict[str, Any], Any]]:
-    """(group, handler) pairs, tolerating a single group or handler written as an object."""
-    if isinstance(groups, dict):
+    """(group, handler) pairs, tolerating a single group or handler list written as an object.
+
+    A group without a ``hooks`` list (a handler written where a group belongs, or one object in
+    place of the event's list of groups) yields a :class:`_Shapeless` in place of its handler, so
+    it is dropped by name rather than lost unsaid.
+    """
+    alone = isinstance(groups, dict)
+    if alone:
         groups = [groups]
     pairs: list[tuple[dict[str, Any], Any]] = []
     for group in groups if isinstance(groups, list) else [groups]:
         if not isinstance(group, dict):
             pairs.append(({}, group))
+            continue
+        if "hooks" not in group:
+            where = "one object in place of the list" if alone else "an entry of the list"
+            pairs.append(
+                ({}, _Shapeless(f"{where} has no 'hooks' list: a group is {{matcher, hooks: [...]}}"))
+            )
             continue
         handlers = group.get("hooks", [])
         if isinstance(handlers, dict):
@@ -220,6 +236,12 @@ def _hook(
     ctx: Context, event: str, moment: str | None, group: dict[str, Any], handler: Any, label: str
 ) -> Hook | None:
     where = f"{event} in {ctx.path}"
+    if isinstance(handler, _Shapeless):
+        harness = ctx.adapter.harness
+        ctx.drop(
+            "hook", label, f"{where}: {handler}; {harness} does not run it (fix its shape there to import it)"
+        )
+        return None
     if not isinstance(handler, dict):
         ctx.drop("hook", label, f"{where}: a hook handler is an object with type and command")
         return None
