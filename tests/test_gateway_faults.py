@@ -21,6 +21,7 @@ from tests.gatewaykit import (
 )
 
 from tackroom.gateway import Gateway
+from tackroom.mock import MockServer, Script, Turn
 
 KEY = "sk-ant-test-FAULTS-0001"
 HI = [{"role": "user", "content": "hi"}]
@@ -247,3 +248,40 @@ def test_ten_thousand_requests_with_faults_one_row_each_no_leaks(
     assert outcomes[("slow", "complete", 200)] == n
     assert outcomes[("ok", "complete", 200)] == REQUESTS - 6 * n
     assert seen["broken"] == n  # the resets reached the clients as broken answers
+
+
+@pytest.mark.parametrize("engine", ["raw", "aiohttp"])
+def test_an_upstream_that_closes_idle_connections_costs_no_call(tmp_path: Path, engine: str) -> None:
+    """200 clients, an upstream that closes a connection idle 50 ms (as providers' front ends close
+    theirs): a call sent on a pooled connection the upstream has just closed goes again, once, on a new
+    one, and every call is answered (was a 502 for 1-5 % of calls on the raw engine, 33 % on aiohttp)."""
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": HI}
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+
+    async def load(url: str) -> Counter[int | str]:
+        seen: Counter[int | str] = Counter()
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+            async def client(number: int) -> None:
+                pauses = random.Random(number)
+                for _ in range(10):
+                    await asyncio.sleep(pauses.uniform(0, 0.1))  # around the upstream's idle limit
+                    try:
+                        async with session.post(f"{url}/v1/messages", json=body, headers=headers) as answer:
+                            await answer.read()
+                            seen[answer.status] += 1
+                    except aiohttp.ClientError as exc:
+                        seen[type(exc).__name__] += 1
+
+            await asyncio.gather(*(client(number) for number in range(200)))
+        return seen
+
+    with (
+        MockServer(Script([Turn.reply("hi")]), idle_timeout_s=0.05) as mock,
+        Gateway(upstream=mock.base_url, db=tmp_path / "state.db", engine=engine) as gw,
+    ):
+        seen = asyncio.run(load(gw.trace_url("idle")))
+        gw.flush()
+        stored = Counter(call["status"] for call in gw.store.calls(trace="idle"))
+    assert seen == {200: 2000}, seen
+    assert stored == {200: 2000}, stored

@@ -23,6 +23,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import aiohttp
 import orjson
@@ -97,6 +98,9 @@ class Proxy:
             total=None, sock_connect=connect_timeout_s, sock_read=read_timeout_s
         )
         self.session: aiohttp.ClientSession | None = None
+        self.fresh: aiohttp.ClientSession | None = None
+        """Never reuses a connection: a call that failed on a pooled one the upstream had closed goes
+        once more through it."""
         self.in_flight = 0
         self.tracing: dict[str, int] = {}
         """Calls in flight per trace id (``/_tackroom/calls`` waits for a run's own to end)."""
@@ -111,17 +115,28 @@ class Proxy:
         return app
 
     async def _open(self, app: web.Application) -> None:
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, enable_cleanup_closed=False)
-        self.session = aiohttp.ClientSession(
+        reuse = aiohttp.TraceConfig()
+        reuse.on_connection_reuseconn.append(_reused)
+        self.session = self._session(
+            aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, enable_cleanup_closed=False), reuse
+        )
+        self.fresh = self._session(aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, force_close=True))
+
+    def _session(
+        self, connector: aiohttp.BaseConnector, *traces: aiohttp.TraceConfig
+    ) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
             connector=connector,
             timeout=self.timeout,
             auto_decompress=False,
             skip_auto_headers=("User-Agent",),
+            trace_configs=list(traces) or None,
         )
 
     async def _close(self, app: web.Application) -> None:
-        if self.session is not None:
-            await self.session.close()
+        for session in (self.session, self.fresh):
+            if session is not None:
+                await session.close()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if (
@@ -257,28 +272,38 @@ class Proxy:
     async def _forward(
         self, request: web.Request, call: Call, target: Target, body: bytes, began: float
     ) -> web.StreamResponse:
-        assert self.session is not None and target.provider is not None
+        assert self.session is not None and self.fresh is not None and target.provider is not None
         provider = target.provider
         upstream_url = self.upstreams[provider] + self.upstream_path(target)
         shape = call.wire_api or wire_of_path(target.path)
-        try:
-            upstream = await self.session.request(
-                request.method,
-                upstream_url,
-                headers=CIMultiDict(self.upstream_headers(request.headers.items(), provider)),
-                data=body if body else None,
-                allow_redirects=False,
-            )
-        except TimeoutError:
-            return _refuse(call, 504, shape, "tackroom gateway: the upstream did not answer in time")
-        except aiohttp.ClientConnectorError as exc:
-            return _refuse(
-                call, 502, shape, f"tackroom gateway: the upstream is unreachable ({exc.os_error})"
-            )
-        except aiohttp.ClientError as exc:
-            return _refuse(
-                call, 502, shape, f"tackroom gateway: the upstream failed before answering ({exc})"
-            )
+        headers = CIMultiDict(self.upstream_headers(request.headers.items(), provider))
+        attempt = _Attempt()
+        for session in (self.session, self.fresh):
+            try:
+                upstream = await session.request(
+                    request.method,
+                    upstream_url,
+                    headers=headers,
+                    data=body if body else None,
+                    allow_redirects=False,
+                    trace_request_ctx=attempt,
+                )
+            except TimeoutError:
+                return _refuse(call, 504, shape, "tackroom gateway: the upstream did not answer in time")
+            except aiohttp.ClientConnectorError as exc:
+                return _refuse(
+                    call, 502, shape, f"tackroom gateway: the upstream is unreachable ({exc.os_error})"
+                )
+            except aiohttp.ClientError as exc:
+                if attempt.reused and session is self.session and _before_answer(exc):
+                    # A pooled connection the upstream had closed (it closes idle ones), and nothing
+                    # of an answer came: once more, on a new connection.
+                    attempt.reused = False
+                    continue
+                return _refuse(
+                    call, 502, shape, f"tackroom gateway: the upstream failed before answering ({exc})"
+                )
+            break
         async with upstream:
             return await self._relay(request, call, upstream, began)
 
@@ -356,6 +381,24 @@ class Proxy:
             else:
                 kept.append(("Authorization", f"Bearer {inject}"))
         return kept
+
+
+class _Attempt:
+    """One call's try upstream, as aiohttp's tracing sees it."""
+
+    reused = False
+
+
+async def _reused(session: aiohttp.ClientSession, context: Any, params: Any) -> None:
+    """aiohttp's tracing: the call's connection came from the pool."""
+    attempt = context.trace_request_ctx
+    if isinstance(attempt, _Attempt):
+        attempt.reused = True
+
+
+def _before_answer(exc: aiohttp.ClientError) -> bool:
+    """A connection that died before the answer's head (``request`` returns once it has it)."""
+    return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError)
 
 
 INTERRUPTED = "the gateway stopped (or the client went away) during the call"

@@ -386,6 +386,13 @@ class Exchange:
             self.fresh = fresh and not self.answered
         self.done.set_result(failure)
 
+    def again(self) -> None:
+        """Ready to send the request once more (nothing of an answer came)."""
+        self.done = asyncio.get_running_loop().create_future()
+        self.reusable = True
+        self.fresh = False
+        self.upstream = None
+
     def end(self, failure: str) -> None:
         """The exchange ends from outside (client gone, timeout, gateway stopping): the upstream is cut."""
         if self.done.done():
@@ -745,8 +752,9 @@ class RawEngine:
         exchange = Exchange(self.proxy, client, call, began, self.keep_bytes)
         exchange.head_only = request.method == "HEAD"
         client.exchange = exchange
-        for attempt in range(2):
-            reused = bool(upstream.idle)
+        retried = False
+        while True:
+            reused = bool(upstream.idle) and not retried
             if reused:
                 connection = upstream.idle.pop()
             else:
@@ -774,10 +782,11 @@ class RawEngine:
                 failure = await exchange.done
             finally:
                 watch.cancel()
-            if failure is not None and exchange.fresh and reused and attempt == 0:
-                # A pooled connection the upstream had closed: the request never reached it.
-                exchange.done = asyncio.get_running_loop().create_future()
-                exchange.reusable = True
+            if failure is not None and exchange.fresh and reused:
+                # A pooled connection the upstream had closed (it closes idle ones) and nothing of an
+                # answer came: once more, on a new connection (another pooled one may be as stale).
+                retried = True
+                exchange.again()
                 continue
             break
         call.response_bytes = exchange.capture.total

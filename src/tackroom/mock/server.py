@@ -43,13 +43,19 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = _BACKLOG
 
     def __init__(
-        self, address: tuple[str, int], setup: Setup, recorder: Recorder, read_timeout_s: float
+        self,
+        address: tuple[str, int],
+        setup: Setup,
+        recorder: Recorder,
+        read_timeout_s: float,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self._wake_r, self._wake_w = socket.socketpair()  # before the bind, whose failure closes them
         super().__init__(address, _Handler)
         self.setup = setup
         self.recorder = recorder
         self.read_timeout_s = read_timeout_s
+        self.idle_timeout_s = idle_timeout_s
         self.stopping = threading.Event()
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
@@ -107,6 +113,19 @@ class _Handler(BaseHTTPRequestHandler):
     @property
     def _server(self) -> _HTTPServer:
         return cast(_HTTPServer, self.server)
+
+    def handle(self) -> None:
+        self._kept = False
+        super().handle()
+
+    def handle_one_request(self) -> None:
+        # A kept-alive connection idle this long before its next request is closed, as providers and
+        # their front ends close theirs (the stdlib handler closes on the read's timeout); a new one
+        # waits for its first request as before.
+        if self._kept:
+            self.connection.settimeout(self._server.idle_timeout_s)
+        self._kept = True
+        super().handle_one_request()
 
     def do_GET(self) -> None:
         self._serve()
@@ -224,18 +243,23 @@ class MockServer:
         host: str = "127.0.0.1",
         port: int = 0,
         read_timeout_s: float = _READ_TIMEOUT_S,
+        idle_timeout_s: float | None = None,
     ) -> None:
+        """``idle_timeout_s``: close a kept-alive connection idle that long (None: keep it open)."""
         if not isinstance(host, str) or not host.strip():
             raise MockError("host must name an address to bind, e.g. 127.0.0.1 (an empty one means all)")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise MockError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
         if not math.isfinite(read_timeout_s) or read_timeout_s <= 0:
             raise MockError(f"read_timeout_s must be a positive number of seconds, got {read_timeout_s!r}")
+        if idle_timeout_s is not None and (not math.isfinite(idle_timeout_s) or idle_timeout_s <= 0):
+            raise MockError(f"idle_timeout_s must be a positive number of seconds, got {idle_timeout_s!r}")
         self._setup = Setup(script, tools or ToolVocabulary())
         self._log_path = Path(log_path) if log_path is not None else None
         self._recorder = Recorder(self._log_path)
         self._address = (host, port)
         self._read_timeout_s = read_timeout_s
+        self._idle_timeout_s = idle_timeout_s
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -251,7 +275,9 @@ class MockServer:
             ) from exc
         host, port = self._address
         try:
-            self._httpd = _HTTPServer(self._address, self._setup, self._recorder, self._read_timeout_s)
+            self._httpd = _HTTPServer(
+                self._address, self._setup, self._recorder, self._read_timeout_s, self._idle_timeout_s
+            )
         except (OSError, OverflowError, ValueError) as exc:  # taken, not local, not an address
             self._recorder.close()
             raise MockError(f"cannot listen on {host}:{port}: {exc}") from exc
