@@ -267,6 +267,7 @@ def import_native(
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
     refused: set[Path] = set()
+    origins: dict[str, Path] = {}
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None:
@@ -278,22 +279,10 @@ def import_native(
             if path is None:
                 continue
             _under(root, path)
-            ctx = Context(adapter, kind, capability, path, drops, passed, settings, files, root, refused)
-            if tree.refused(ctx, _SINGULAR[kind], path):
-                continue
-            for item in _parse(ctx, engine(capability.render)):
-                key = item[0] if kind == "env" else getattr(item, "name", kind)
-                if key in found[attr]:
-                    drops.append(
-                        Drop(
-                            adapter.harness,
-                            _SINGULAR[kind],
-                            str(key),
-                            f"also defined in {path}: kept the first",
-                        )
-                    )
-                else:
-                    found[attr][key] = item
+            ctx = Context(
+                adapter, kind, capability, path, drops, passed, settings, files, root, refused, origins
+            )
+            _gather(ctx, found[attr])
 
     def pick(attr: str) -> tuple[Any, ...]:
         return tuple(item for _, item in sorted(found[attr].items()))
@@ -312,6 +301,28 @@ def import_native(
         native=native if settings or files else (),
     )
     return Imported(adapter.name, profile, tuple(drops), tuple(passed))
+
+
+def _gather(ctx: Context, found: dict[Any, Any]) -> None:
+    """Read one native location into ``found`` (by item name): a name found before is dropped by name.
+
+    Permission rules from several files (opencode's ``opencode.json`` and ``.opencode/opencode.json``)
+    add up: every rule of each is kept (sorted, as one file of them reads back), and deny still wins
+    over ask over allow.
+    """
+    if tree.refused(ctx, _SINGULAR[ctx.kind], ctx.path):
+        return
+    for item in _parse(ctx, engine(ctx.capability.render)):
+        key = item[0] if ctx.kind == "env" else getattr(item, "name", ctx.kind)
+        if ctx.kind == "permissions" and key in found:
+            before = found[key]
+            found[key] = Permissions(
+                *(tuple(sorted({*getattr(before, v), *getattr(item, v)})) for v in ("allow", "ask", "deny"))
+            )
+        elif key in found:
+            ctx.drop(_SINGULAR[ctx.kind], str(key), f"also defined in {ctx.path}: kept the first")
+        else:
+            found[key] = item
 
 
 def _under(root: Path, path: Path) -> None:

@@ -95,12 +95,23 @@ class Context:
     """Import: the tree being imported; a link out of it is never followed (:mod:`.tree`)."""
     refused: set[Path] = field(default_factory=set)
     """Import: entries already dropped for being a link out, a loop or a special file."""
+    origins: dict[str, Path] = field(default_factory=dict)
+    """Import: the file each kept settings key was read from (a second file's same key is dropped)."""
 
     def drop(self, kind: str, name: str, reason: str, field: str | None = None) -> None:
         self.drops.append(Drop(self.adapter.harness, kind, name, reason, field))
 
     def keep_setting(self, kind: str, key: str, value: Any) -> None:
-        """Import: keep a settings key tackroom has no word for, to be written back as it was."""
+        """Import: keep a settings key tackroom has no word for, to be written back as it was.
+
+        One already kept from another file (opencode's ``opencode.json`` and ``.opencode/opencode.json``)
+        is not merged: the first is kept, and this one, when it differs, dropped by name.
+        """
+        first = self.origins.setdefault(key, self.path)
+        if first != self.path:
+            if self.native_settings.get(key) != value:  # the same value twice loses nothing
+                self.drop(kind, key, f"{self.path}: {key} is also set in {first}: kept that one")
+            return
         self.native_settings[key] = value
         self.passed.append(Passthrough(self.adapter.harness, kind, key))
 
