@@ -1,8 +1,9 @@
 """Credentials in text: find them, and hide them before anything is shown, logged or saved.
 
 One place knows what a credential looks like in a URL (``user:pass@``, a
-``?key=`` query), in a header (``Authorization: Bearer ...``) and in an
-argument list (``--token VALUE``), so a plan, a render, ``result.json``, the
+``?key=`` query), in a header (``Authorization: Bearer ...``), in an
+argument list (``--token VALUE``) and by its own shape (``ghp_...``,
+``sk-...``, ``AIza...``, ``xox...``, a JWT), so a plan, a render, ``result.json``, the
 mock's records and an error message all hide the same things the same way.
 Nothing here imports the rest of tackroom: the mock and the CLI edge use it.
 """
@@ -19,6 +20,8 @@ __all__ = [
     "inline_secret_in_args",
     "is_secret_header",
     "is_secret_name",
+    "key_shape",
+    "redact_key_shapes",
     "redact_text",
 ]
 
@@ -26,13 +29,23 @@ REDACTED = "<redacted>"
 
 #: Headers whose value is a credential whatever it looks like.
 SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-goog-api-key"}
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "x-api",
+    }
 )
 _SECRET_HEADER_WORDS = ("key", "token", "secret", "auth", "cookie", "password", "credential")
 
 # Whole name parts, so GOOSE_DISABLE_KEYRING is not a secret but OPENAI_API_KEY is.
 _SECRET_NAME = re.compile(
-    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|COOKIE|AUTH)(_|$)", re.IGNORECASE
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|COOKIE|AUTH|PAT)(_|$)",
+    re.IGNORECASE,
 )
 # scheme://userinfo@ : the userinfo (user:password, or a token used as a user name).
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<userinfo>[^/?#@\s]+)@")
@@ -52,6 +65,35 @@ _HEADER_TEXT = re.compile(
 _HEADER_NAME_PARTS = ("authorization", "api-key", "cookie")
 """Each name _HEADER_TEXT matches holds one of these."""
 _SCHEME_TOKEN = re.compile(r"(?P<name>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/=-]{4,})")
+# Keys known by their shape alone: a credential pasted into a message, a tool's output or a setting
+# under a name no rule knows (GH = "ghp_...") has no context, only this. Each is (what it is, its
+# fixed-width prefix, the rest, literal prefixes to look for first); a key starts a word, and enough
+# key characters follow that a word ("sk-learn", "task-force") is not one.
+_SHAPES = (
+    ("an Anthropic key", "sk-ant-", "[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
+    ("an OpenAI-style key", "sk-", "(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
+    ("an AWS access key id", "AKIA", "[0-9A-Z]{16}", ("AKIA",)),
+    ("a GitHub token", "gh[pousr]_", "[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    ("a GitHub token", "github_pat_", "[A-Za-z0-9_]{30,}", ("github_pat_",)),
+    ("a GitLab token", "glpat-", "[A-Za-z0-9_-]{20,}", ("glpat-",)),
+    ("a Google API key", "AIza", "[0-9A-Za-z_-]{35}", ("AIza",)),
+    ("a Slack token", "xox[abposr]-", "[A-Za-z0-9-]{10,}", ("xox",)),
+    ("a Hugging Face token", "hf_", "[A-Za-z0-9]{30,}", ("hf_",)),
+    ("an npm token", "npm_", "[A-Za-z0-9]{36}", ("npm_",)),
+    ("a Stripe key", "[rs]k_live_", "[A-Za-z0-9]{20,}", ("k_live_",)),
+    ("a JSON Web Token", "eyJ", "[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}", ("eyJ",)),
+)
+# The word start is checked after the prefix (a look-behind first would cost each position of a
+# megabyte body a test; after a literal, the search for it is fast).
+_SHAPE_PATTERNS = [f"{prefix}(?<![A-Za-z0-9_-]{prefix}){rest}" for _, prefix, rest, _ in _SHAPES]
+_KEY_SHAPE = re.compile("|".join(f"(?:{pattern})" for pattern in _SHAPE_PATTERNS))
+_SHAPE_NAMES = [
+    (shape[0], re.compile(pattern)) for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)
+]
+_KEY_SHAPES_BYTES = [
+    (tuple(literal.encode() for literal in shape[3]), re.compile(pattern.encode()))
+    for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)
+]
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$|^\$[A-Za-z_][A-Za-z0-9_]*$")
 _MIN_SECRET = 6
 """Shorter known values are not replaced in free text: '1' would garble everything."""
@@ -84,7 +126,26 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         text = _HEADER_TEXT.sub(_header_value, text)
     if "Bearer" in text or "Basic" in text or "Token" in text:
         text = _SCHEME_TOKEN.sub(lambda m: f"{m['name']}{REDACTED}", text)
-    return text
+    return _KEY_SHAPE.sub(REDACTED, text)
+
+
+def redact_key_shapes(data: bytes) -> bytes:
+    """``data`` with every key known by its shape hidden (bytes as they travel: a captured body).
+
+    Each shape is searched for only where its literal prefix occurs: a megabyte of prose costs
+    about a millisecond."""
+    for literals, shape in _KEY_SHAPES_BYTES:
+        if any(literal in data for literal in literals):
+            data = shape.sub(REDACTED.encode(), data)
+    return data
+
+
+def key_shape(text: str) -> str | None:
+    """What kind of key ``text`` holds by its shape alone (``"a GitHub token"``), or None."""
+    found = _KEY_SHAPE.search(text)
+    if found is None:
+        return None
+    return next(name for name, shape in _SHAPE_NAMES if shape.fullmatch(found.group(0)))
 
 
 def _header_value(match: re.Match[str]) -> str:
@@ -109,7 +170,8 @@ def inline_secret(text: str) -> str | None:
     for match in _SCHEME_TOKEN.finditer(text):
         if not _is_reference(match["value"]):
             return f"a {match['name'].strip()} token"
-    return None
+    shape = key_shape(text)
+    return f"{shape} (by its shape)" if shape else None
 
 
 def inline_secret_in_args(args: Sequence[str]) -> str | None:

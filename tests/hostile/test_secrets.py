@@ -259,6 +259,16 @@ INLINE = [
     ),
     ('url = "https://m.example"\nheaders = { X-Api-Key = "literal" }', "servers.x.headers.X-Api-Key"),
     ('url = "https://m.example"\nheaders = { Authorization = "Bearer literal" }', "headers.Authorization"),
+    # Names no rule knows: the value's shape says what it is.
+    (f'command = "s"\nenv = {{ GH = "ghp_{"a1B2" * 9}" }}', "servers.x.env.GH"),
+    (f'command = "s"\nenv = {{ SLACK = "xoxb-{"1234567890"}-abcDEF" }}', "servers.x.env.SLACK"),
+    (f'command = "s"\nargs = ["--config", "AIza{"Sy0_-" * 7}"]', "servers.x.args"),
+    (
+        'command = "s"\nenv = { SIGNING = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVz" }',
+        "env.SIGNING",
+    ),
+    ('command = "s"\nenv = { PASSPHRASE = "correct horse battery" }', "servers.x.env.PASSPHRASE"),
+    ('url = "https://m.example"\nheaders = { X-Api = "literal-value-1" }', "servers.x.headers.X-Api"),
 ]
 
 
@@ -286,6 +296,60 @@ def test_references_and_hook_commands(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"hooks\.leaky\.command: inline secret"):
         load_profile([tmp_path])
+
+
+def test_a_key_known_by_its_shape_is_refused_in_the_profile_env_too(tmp_path: Path) -> None:
+    (tmp_path / "env.toml").write_text(f'[env]\nGH = "ghp_{"x9Y8" * 9}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"env\.GH: inline secret \(a GitHub token \(by its shape\)\)"):
+        load_profile([tmp_path])
+
+
+def test_words_that_look_like_key_prefixes_are_not_keys(tmp_path: Path) -> None:
+    (tmp_path / "mcp.toml").write_text(
+        '[servers.x]\ncommand = "s"\nargs = ["--task-force-abcdefghijklmnopqrstuvwxyz", "risk-free"]\n'
+        'env = { MODE = "desk-abcdefghijklmnopqrstuvwxyz0123", LIB = "sk-learn" }\n',
+        encoding="utf-8",
+    )
+    assert len(load_profile([tmp_path]).mcp) == 1
+
+
+def test_keys_typed_into_a_message_or_echoed_by_the_upstream_are_not_captured(tmp_path: Path) -> None:
+    from tackroom.gateway import Gateway, SQLiteCaptureStore
+    from tackroom.mock import Turn
+
+    typed = {
+        "github": "ghp_" + "T" * 36,
+        "google": "AIza" + "G" * 35,
+        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVz",
+        "slack": "xoxb-1234567890-abcdefSLACK",
+    }
+    echoed = "sk-proj-" + "E" * 40
+    db = tmp_path / "state.db"
+    mock = MockServer(Script([Turn.reply(f"your new key is {echoed}")]))
+    with mock, Gateway(upstream=mock.base_url, db=db) as gw:
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "keys: " + " ".join(typed.values())}],
+        }
+        parts = urlsplit(gw.trace_url("tr-k"))
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+        conn.request(
+            "POST",
+            parts.path + "/v1/messages",
+            json.dumps(body),
+            {"content-type": "application/json", "x-api-key": "placeholder-key"},
+        )
+        answer = conn.getresponse()
+        assert answer.status == 200 and echoed in answer.read().decode()  # the client gets it whole
+        conn.close()
+        gw.flush()
+    [call] = SQLiteCaptureStore(db).calls(trace="tr-k")
+    stored = SQLiteCaptureStore(db).body(call["request_body"]) or b""
+    assert b"keys: <redacted> <redacted> <redacted> <redacted>" in stored
+    for secret in (*typed.values(), echoed):
+        for path in tmp_path.glob("state.db*"):
+            assert secret.encode() not in path.read_bytes(), (secret, path.name)
 
 
 # -- fuzz ----------------------------------------------------------------------------------------
@@ -341,4 +405,23 @@ def test_redaction_skips_a_pattern_only_where_it_cannot_match(parts: list[str]) 
     every = redact._SECRET_QUERY.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
     every = redact._HEADER_TEXT.sub(redact._header_value, every)
     every = redact._SCHEME_TOKEN.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
+    every = redact._KEY_SHAPE.sub(redact.REDACTED, every)
     assert redact.redact_text(text) == every
+
+
+KEY_SHARDS = [
+    *("sk-", "sk-ant-", "proj-", "AKIA", "ghp_", "gho_", "github_pat_", "glpat-", "AIza", "xoxb-", "hf_"),
+    *("npm_", "rk_live_", "sk_live_", "eyJ", ".", "-", "_", " ", "ABCDEFGHIJ", "0123456789", "abcdefghij"),
+]
+
+
+@FUZZ
+@given(parts=st.lists(st.sampled_from(KEY_SHARDS) | st.text(max_size=3), max_size=24))
+@example(parts=["ghp_", *["ABCDEFGHIJ"] * 3])
+def test_key_shapes_in_bytes_are_found_as_in_text(parts: list[str]) -> None:
+    """The bytes path looks for each shape only where its literal prefix occurs: that changes nothing."""
+    from tackroom import redact
+
+    text = "".join(parts)
+    expected = redact._KEY_SHAPE.sub(redact.REDACTED, text).encode("utf-8", "surrogatepass")
+    assert redact.redact_key_shapes(text.encode("utf-8", "surrogatepass")) == expected

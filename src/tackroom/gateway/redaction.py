@@ -1,4 +1,5 @@
-"""Credentials out of captured bodies: the call's own keys, and any value under a secret-named JSON key."""
+"""Credentials out of captured bodies: the call's own keys, any key known by its shape (typed into a
+message, echoed by the upstream), and any value under a secret-named JSON key."""
 
 from __future__ import annotations
 
@@ -6,16 +7,17 @@ from typing import Any
 
 import orjson
 
-from tackroom.redact import REDACTED, is_secret_name, redact_text
+from tackroom.redact import REDACTED, is_secret_name, redact_key_shapes, redact_text
 
 # A JSON key that is_secret_name would catch ends its name with one of these ("max_tokens" does not).
 _SECRET_WORDS = (b'key"', b'token"', b"secret", b"password", b"passwd", b"auth", b"credential", b"cookie")
 
 
 def redact_body(data: bytes, secrets: frozenset[str]) -> bytes:
-    """``data`` with the call's credentials and any value under a secret-named JSON key hidden."""
+    """``data`` with the call's credentials, keys by their shape and values under secret-named keys hidden."""
     for secret in sorted(secrets, key=len, reverse=True):
         data = data.replace(secret.encode(), REDACTED.encode())
+    data = redact_key_shapes(data)
     lowered = data.lower()
     if not any(word in lowered for word in _SECRET_WORDS):
         return data

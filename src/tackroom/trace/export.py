@@ -48,7 +48,7 @@ from typing import Any
 
 from tackroom import __version__
 from tackroom.errors import TraceError
-from tackroom.redact import REDACTED, redact_text
+from tackroom.redact import redact_text
 from tackroom.trace.events import (
     AssistantText,
     ErrorEvent,
@@ -69,22 +69,10 @@ ATIF_VERSION = "ATIF-v1.7"
 MAX_ISSUES = 100
 """How many of a session's unreadable lines a trajectory lists (``extra.issues``); the count says the rest."""
 
-# Provider key shapes: redact_text finds credentials by their context (a header, a URL);
-# a key pasted into a tool's output has none, only its shape.
-_KEY_SHAPES = re.compile(
-    r"\bsk-ant-[A-Za-z0-9_-]{8,}"  # Anthropic (sk-ant-api03-..., sk-ant-oat01-...)
-    r"|\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"  # OpenAI
-    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key id
-    r"|\bgh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
-    r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
-    r"|\bAIza[0-9A-Za-z_-]{35}"  # Google API key
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
-)
-
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with credentials hidden: what :func:`~tackroom.redact.redact_text` finds, keys, secrets."""
-    return _KEY_SHAPES.sub(REDACTED, redact_text(text, secrets))
+    return redact_text(text, secrets)
 
 
 def _redact_all(value: Any, secrets: tuple[str, ...]) -> Any:
