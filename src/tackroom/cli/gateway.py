@@ -57,6 +57,18 @@ def serve(
             help="The HTTP engine: raw (asyncio protocols, httptools; the fast default) or aiohttp.",
         ),
     ] = "raw",
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds a client has to send a request's head whole, from its connection or its last "
+            "answer (408 or closed past it).",
+        ),
+    ] = 30.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option(min=0.001, help="Seconds a request's body may go silent (408 past it)."),
+    ] = 60.0,
 ) -> None:
     """Serve until Ctrl-C (or SIGTERM, SIGHUP), printing the base URL first (clients add /t/<trace-id>)."""
     from tackroom.gateway import Gateway, keys_from_env
@@ -65,7 +77,17 @@ def serve(
     # 0.5 ms of asking for it (Python's default is 5 ms). This process is the gateway's own.
     sys.setswitchinterval(0.0005)
     keys = keys_from_env() if inject_keys else {}
-    gateway = Gateway(upstream, db=db, host=host, port=port, keys=keys, writer="process", engine=engine)
+    gateway = Gateway(
+        upstream,
+        db=db,
+        host=host,
+        port=port,
+        keys=keys,
+        writer="process",
+        engine=engine,
+        header_timeout_s=header_timeout,
+        body_timeout_s=body_timeout,
+    )
     gateway.start()
     typer.echo(gateway.url)
     _serve_until_signal(gateway)

@@ -19,15 +19,18 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import logging
 import re
 import time
 import uuid
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import aiohttp
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDict
 
 from tackroom.errors import TackroomError
@@ -88,12 +91,15 @@ class Proxy:
         keep_bytes: int,
         connect_timeout_s: float,
         read_timeout_s: float,
+        body_timeout_s: float = 60.0,
     ) -> None:
         self.upstreams = {name: url.rstrip("/") for name, url in upstreams.items()}
         self.keys = dict(keys)
         self.writer = writer
         self.max_body_bytes = max_body_bytes
         self.keep_bytes = keep_bytes
+        self.body_timeout_s = body_timeout_s
+        self.too_large = f"tackroom gateway: the request body is over {max_body_bytes} bytes"
         self.timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=connect_timeout_s, sock_read=read_timeout_s
         )
@@ -252,22 +258,66 @@ class Proxy:
         )
         if isinstance(target, tuple):
             return _refuse(call, target[0], wire_shape, target[1])
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return _refuse(
-                call,
-                413,
-                wire_shape,
-                f"tackroom gateway: the request body is over {self.max_body_bytes} bytes",
-            )
+        sent = await self._read_body(request)
+        body = sent if isinstance(sent, bytes) else b""
         call.request_bytes = len(body)
+        decoded = (
+            sent if isinstance(sent, tuple) else self.decode(request.headers.get("Content-Encoding"), body)
+        )
+        if isinstance(decoded, tuple):
+            answer = _refuse(call, decoded[0], wire_shape, decoded[1])
+            answer.force_close()  # what is left of the body is not read
+            return answer
+        body = decoded
         call.request_body = body or None
         if request.method == "POST":
             problem = _read_request(call, body, target)
             if problem:
                 return _refuse(call, 400, wire_shape, f"tackroom gateway: {problem}")
         return await self._forward(request, call, target, body, began)
+
+    async def _read_body(self, request: web.Request) -> bytes | tuple[int, str]:
+        """The body as sent, or why not: over the size limit (413), silent ``body_timeout_s`` (408),
+        malformed framing (400)."""
+        if (request.content_length or 0) > self.max_body_bytes:
+            return 413, self.too_large
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                async with asyncio.timeout(self.body_timeout_s):
+                    chunk = await request.content.readany()
+            except TimeoutError:
+                return 408, stalled(self.body_timeout_s)
+            except HttpProcessingError as exc:
+                return 400, f"tackroom gateway: the request body is malformed ({exc.message})"
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return 413, self.too_large
+            parts.append(chunk)
+
+    def decode(self, encoding: str | None, body: bytes) -> bytes | tuple[int, str]:
+        """The body as its ``Content-Encoding`` says to read it (it goes upstream so, without one), or
+        the status and message refusing it: an unknown coding (415), a broken stream (400), or one that
+        decodes past the size limit (413)."""
+        if encoding is None:
+            return body
+        codings = [coding.strip().lower() for coding in encoding.split(",") if coding.strip()]
+        unknown = [coding for coding in codings if coding != "identity" and coding not in _WBITS]
+        if unknown:
+            return 415, (
+                f"tackroom gateway: Content-Encoding {', '.join(unknown)} is not supported "
+                "(identity, gzip and deflate are)"
+            )
+        for coding in reversed(codings):
+            if coding != "identity" and body:
+                try:
+                    body = _inflate(body, coding, self.max_body_bytes)
+                except _Undecodable as exc:
+                    return exc.status, f"tackroom gateway: {exc}"
+        return body
 
     async def _forward(
         self, request: web.Request, call: Call, target: Target, body: bytes, began: float
@@ -367,12 +417,13 @@ class Proxy:
         kept = []
         for name, value in headers:
             low = name.lower()
-            if low in _HOP or low.startswith("x-tackroom-"):
+            if low in _HOP or low == "content-encoding" or low.startswith("x-tackroom-"):
                 continue
             if inject is not None and low in _CREDENTIAL_HEADERS:
                 continue
             kept.append((name, value))
         kept.append(("Accept-Encoding", "identity"))  # the capture reads the answer as it passes
+        # (the body goes decoded, so without the client's Content-Encoding: see ``decode``)
         if inject is not None:
             if provider == "anthropic":
                 kept.append(("x-api-key", inject))
@@ -381,6 +432,66 @@ class Proxy:
             else:
                 kept.append(("Authorization", f"Bearer {inject}"))
         return kept
+
+
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+"""The request codings the gateway reads, and zlib's window setting for each."""
+
+
+class _Undecodable(ValueError):
+    """A body its coding cannot read, with the status that refuses it."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _inflate(body: bytes, coding: str, limit: int) -> bytes:
+    """``body`` decoded (every member of a gzip stream), at most ``limit`` bytes of it."""
+    out: list[bytes] = []
+    size = 0
+    rest = body
+    raw = False
+    while rest:
+        decoder = zlib.decompressobj(-zlib.MAX_WBITS if raw else _WBITS[coding])
+        try:
+            part = decoder.decompress(rest, limit - size + 1)
+        except zlib.error as exc:
+            if coding == "deflate" and not raw and not out:
+                raw = True  # some clients send deflate without zlib's header
+                continue
+            raise _Undecodable(400, f"the request body is not valid {coding} ({exc})") from None
+        size += len(part)
+        if size > limit:
+            raise _Undecodable(413, f"the request body decodes to over {limit} bytes")
+        if not decoder.eof:
+            raise _Undecodable(400, f"the request body is cut short (its {coding} stream does not end)")
+        out.append(part)
+        rest = decoder.unused_data
+        if rest and coding == "deflate":
+            raise _Undecodable(400, "the request body has bytes after its deflate stream")
+    return b"".join(out)
+
+
+def stalled(seconds: float) -> str:
+    return f"tackroom gateway: the request body stalled (nothing came for {seconds:g} s)"
+
+
+class _ClientFaults(logging.Filter):
+    """aiohttp logs a malformed request at ERROR with its traceback: the client's fault, answered 400
+    already, and no news for whoever reads the gateway's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        fault = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(fault, HttpProcessingError) and 400 <= (fault.code or 400) < 500)
+
+
+def quiet_logger() -> logging.Logger:
+    """The logger the aiohttp engine's server writes to: its own, without the clients' faults."""
+    logger = logging.getLogger("tackroom.gateway.http")
+    if not any(isinstance(found, _ClientFaults) for found in logger.filters):
+        logger.addFilter(_ClientFaults())
+    return logger
 
 
 class _Attempt:

@@ -44,6 +44,7 @@ from tackroom.gateway.proxy import (
     error_body,
     failed,
     interrupted,
+    stalled,
 )
 from tackroom.gateway.routes import RUN_HEADER, TRACE_HEADER, Provider, Target, wire_of_path
 from tackroom.gateway.store import Call
@@ -421,12 +422,20 @@ class ClientConnection(asyncio.Protocol):
         self._broken = False
         self._paused = False
         self._task: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        self._phase: str | None = None
+        """What the client owes, by ``_due``: ``head`` (a whole request head) or ``body`` (its next bytes)."""
+        self._due = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._began = False
+        """A byte of the request being read has come."""
 
     # --- asyncio's side ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
         self.engine.clients.add(self)
+        self._arm("head", self.engine.header_timeout_s)
 
     def data_received(self, data: bytes) -> None:
         if self._broken:
@@ -444,6 +453,10 @@ class ClientConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.gone = True
         self.gone_why = exc
+        self._phase = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.queue.clear()
         self.engine.clients.discard(self)
         if self.exchange is not None:
@@ -499,11 +512,43 @@ class ClientConnection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
+    # --- deadlines: a client that trickles its request (slowloris) holds nothing for long ----
+
+    def _arm(self, phase: str, seconds: float) -> None:
+        """The client owes ``phase`` within ``seconds`` (one timer, moved only when it must fire sooner)."""
+        self._phase = phase
+        self._due = self._loop.time() + seconds
+        timer = self._timer
+        if timer is None or timer.when() > self._due:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self._loop.call_at(self._due, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        if self._phase is None or self.gone or self._broken:
+            return
+        if self._loop.time() < self._due:  # the client got on meanwhile
+            self._timer = self._loop.call_at(self._due, self._expire)
+            return
+        phase, self._phase = self._phase, None
+        engine = self.engine
+        if phase == "body":
+            self._refuse_rest(408, stalled(engine.body_timeout_s))
+        elif self._began:
+            late = f"the request's head did not come whole within {engine.header_timeout_s:g} s"
+            self._refuse_rest(408, f"tackroom gateway: {late}")
+        elif self._task is None and not self.queue:
+            self.hang_up()  # nothing asked, nothing owed: an idle connection is closed
+
     # --- httptools' callbacks ---------------------------------------------------------------
 
     def on_message_begin(self) -> None:
         self._reading = RawRequest()
         self._header_bytes = 0
+        self._began = True
+        if self._phase != "head":  # (a connection's wait for its next request counts towards it)
+            self._arm("head", self.engine.header_timeout_s)
 
     def on_url(self, url: bytes) -> None:
         reading = self._reading
@@ -536,8 +581,10 @@ class ClientConnection(asyncio.Protocol):
             elif self._task is None and not self.queue:
                 self.write(_CONTINUE)
         reading.too_large = too_large
+        self._arm("body", self.engine.body_timeout_s)
 
     def on_body(self, body: bytes) -> None:
+        self._due = self._loop.time() + self.engine.body_timeout_s
         reading = self._reading
         if reading.too_large:
             return  # read and dropped: the answer is a 413
@@ -547,6 +594,8 @@ class ClientConnection(asyncio.Protocol):
             reading.body = bytearray()
 
     def on_message_complete(self) -> None:
+        self._phase = None
+        self._began = False
         reading = self._reading
         reading.keep_alive = reading.keep_alive and self.parser.should_keep_alive()
         if self.parser.should_upgrade():
@@ -593,6 +642,8 @@ class ClientConnection(asyncio.Protocol):
                     self._linger()
         finally:
             self._task = None
+        if self._phase is None and not self.gone and not self._broken:
+            self._arm("head", self.engine.header_timeout_s)  # the next request, or the connection closes
 
 
 class RawEngine:
@@ -606,11 +657,15 @@ class RawEngine:
         keep_bytes: int,
         connect_timeout_s: float,
         read_timeout_s: float,
+        header_timeout_s: float,
+        body_timeout_s: float,
     ) -> None:
         self.proxy = proxy
         self.max_body_bytes = max_body_bytes
         self.keep_bytes = keep_bytes
         self.read_timeout_s = read_timeout_s
+        self.header_timeout_s = header_timeout_s
+        self.body_timeout_s = body_timeout_s
         self.too_large_message = f"tackroom gateway: the request body is over {max_body_bytes} bytes"
         self.upstreams: dict[Provider, Upstream] = {
             name: Upstream(url, connect_timeout_s) for name, url in proxy.upstreams.items()
@@ -717,6 +772,11 @@ class RawEngine:
             return
         body = bytes(request.body)
         call.request_bytes = len(body)
+        decoded = self.proxy.decode(request.header("content-encoding"), body)
+        if isinstance(decoded, tuple):
+            self._refuse(client, call, decoded[0], shape, decoded[1])
+            return
+        body = decoded
         call.request_body = body or None
         if request.method == "POST":
             problem = _read_request(call, body, target)

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from tackroom.errors import GatewayError
-from tackroom.gateway.proxy import Proxy
+from tackroom.gateway.proxy import Proxy, quiet_logger
 from tackroom.gateway.raw import RawEngine
 from tackroom.gateway.routes import DEFAULT_UPSTREAMS, KEY_ENV, Provider
 from tackroom.gateway.store import CaptureStore
@@ -40,6 +40,10 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 """The largest request body accepted (413 past it): far above any real conversation."""
 KEEP_BYTES = 8 * 1024 * 1024
 """The most of one answer kept in the store (the client always gets all of it)."""
+HEADER_TIMEOUT_S = 30.0
+"""How long a client has to send a request's head whole, from its connection or its last answer."""
+BODY_TIMEOUT_S = 60.0
+"""How long a request's body may go silent (408 past it)."""
 _START_S = 10.0
 _STOP_GRACE_S = 5.0
 Engine = Literal["aiohttp", "raw"]
@@ -101,12 +105,24 @@ class Gateway:
         keep_bytes: int = KEEP_BYTES,
         connect_timeout_s: float = 10.0,
         read_timeout_s: float = 600.0,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
         engine: Engine = "raw",
     ) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise GatewayError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
-        for name, value in (("connect_timeout_s", connect_timeout_s), ("read_timeout_s", read_timeout_s)):
-            if not math.isfinite(value) or value <= 0:
+        for name, value in (
+            ("connect_timeout_s", connect_timeout_s),
+            ("read_timeout_s", read_timeout_s),
+            ("header_timeout_s", header_timeout_s),
+            ("body_timeout_s", body_timeout_s),
+        ):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
                 raise GatewayError(f"{name} must be a positive number of seconds, got {value!r}")
         if max_body_bytes < 1 or keep_bytes < 0:
             raise GatewayError("max_body_bytes must be positive and keep_bytes not negative")
@@ -128,7 +144,9 @@ class Gateway:
             keep_bytes=keep_bytes,
             connect_timeout_s=connect_timeout_s,
             read_timeout_s=read_timeout_s,
+            body_timeout_s=body_timeout_s,
         )
+        self._header_timeout_s = header_timeout_s
         if engine not in ("aiohttp", "raw"):
             raise GatewayError(f"engine must be 'aiohttp' or 'raw', got {engine!r}")
         self._raw: RawEngine | None = None
@@ -139,6 +157,8 @@ class Gateway:
                 keep_bytes=keep_bytes,
                 connect_timeout_s=connect_timeout_s,
                 read_timeout_s=read_timeout_s,
+                header_timeout_s=header_timeout_s,
+                body_timeout_s=body_timeout_s,
             )
         self._address = (host, port)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -185,7 +205,17 @@ class Gateway:
     async def _bind(self) -> int:
         if self._raw is not None:
             return await self._raw.start(*self._address)
-        runner = web.AppRunner(self._proxy.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        runner = web.AppRunner(
+            self._proxy.app(),
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=1.0,
+            # aiohttp closes a connection that has no whole request this long after it opened or after
+            # its last answer: the head's deadline (its default is an hour).
+            keepalive_timeout=self._header_timeout_s,
+            auto_decompress=False,  # the proxy decodes a body itself, and refuses what it cannot
+            logger=quiet_logger(),
+        )
         await runner.setup()
         host, port = self._address
         site = web.TCPSite(runner, host, port, backlog=1024, reuse_address=True)
