@@ -47,6 +47,7 @@ def check_adapter(spec: AdapterSpec, renderers: Mapping[str, Renderer]) -> list[
         *_paths(spec),
         *_install(spec),
         *renderer_findings(spec, renderers),
+        *_reads(spec, renderers),
         *_versions(spec),
     ]
 
@@ -244,6 +245,33 @@ def _versions(spec: AdapterSpec) -> Iterator[Finding]:
     for version in previous:
         if verified is not None and at_least(version, verified):
             yield key, f"{version} is not older than verified_with {verified}"
+
+
+def _reads(spec: AdapterSpec, known: Mapping[str, Renderer]) -> Iterator[Finding]:
+    """Each import-only place has a location, and either an engine that can read it or a reason."""
+    for n, place in enumerate(spec.reads):
+        key = ("reads", str(n))
+        if place.path is None and place.project is None:
+            yield key, "set path, project or both"
+        for which in ("path", "project"):
+            value = getattr(place, which)
+            problem = value and templates.check_names(value, templates.PATH_NAMES)
+            if problem:
+                yield (*key, which), problem
+        if (place.render is None) == (place.reason is None):
+            yield key, "set exactly one of render (read it) or reason (name each file found, unread)"
+        if place.ending and place.reason is None:
+            yield (*key, "ending"), "only a place named with a reason picks files by ending"
+        if place.render is None:
+            continue
+        found = known.get(place.render)
+        if getattr(spec.capabilities, place.kind) is None:
+            yield (*key, "kind"), f"no {place.kind} capability to read it as"
+        elif found is None:
+            yield (*key, "render"), f"no renderer {place.render!r} (renderers: {', '.join(known)})"
+        elif place.kind not in found.kinds:
+            serves = ", ".join(sorted(found.kinds))
+            yield (*key, "render"), f"renderer {found.name!r} reads {serves}, not {place.kind}"
 
 
 def renderer_findings(spec: AdapterSpec, known: Mapping[str, Renderer]) -> Iterator[Finding]:

@@ -379,6 +379,43 @@ class Tools(Strict):
     command); absent = the answer is plain assistant text."""
 
 
+CapabilityKind = Literal[
+    "rules",
+    "skills",
+    "mcp",
+    "commands",
+    "subagents",
+    "hooks",
+    "scoped_rules",
+    "permissions",
+    "env",
+    "settings",
+]
+
+
+class Read(Strict):
+    """A native place only ``profile import`` looks at (a render never writes there).
+
+    Another place the harness reads items from, read with its own engine (``render``); or files
+    that look like the harness's configuration but that tackroom cannot model or the harness does
+    not read (``reason``): each one found there is dropped by name with the reason, never skipped
+    unsaid. Exactly one of ``render`` and ``reason``.
+    """
+
+    kind: CapabilityKind
+    """The kind of item found there (with ``render``: the capability whose settings the engine uses)."""
+    path: str | None = None
+    """User-level location, under the harness's home (``~``)."""
+    project: str | None = None
+    """Project-level location (``{{workdir}}/...``)."""
+    render: Name | None = None
+    """Read it with this engine, as the adapter's ``kind`` capability but at this place."""
+    reason: str | None = None
+    """Why what is there is not imported; every file found there is dropped by name with it."""
+    ending: str = ""
+    """With ``reason``, for a directory: the ending of the files that count (``.kiro.hook``)."""
+
+
 class DetectMarker(Strict):
     """A file or directory whose presence in a repository suggests this harness."""
 
@@ -435,6 +472,8 @@ class AdapterSpec(Strict):
     transports: dict[Name, Name] = {}
     """Other ways to reach this harness: a transport (a family, e.g. ``acp``) -> the adapter that drives it
     that way (``tackroom run NAME --transport acp``)."""
+    reads: list[Read] = []
+    """Native places only ``profile import`` looks at: read with an engine, or each file named with why."""
 
 
 SINCE_FIXED = ("family", "extends", "min_version", "verified_with", "previously_verified")

@@ -260,7 +260,7 @@ def import_native(
     proven to load as a profile item (an inline secret, say, is dropped).
     """
     root = Path(os.path.abspath(root))  # noqa: PTH100 (dropped entries are named relative to it)
-    workdir = Path(os.path.abspath(workdir)) if workdir is not None else None  # noqa: PTH100
+    workdir = Path(os.path.abspath(workdir or root))  # noqa: PTH100
     found: dict[str, dict[str, Any]] = {attr: {} for attr in KINDS.values()}
     drops: list[Drop] = []
     passed: list[Passthrough] = []
@@ -268,21 +268,31 @@ def import_native(
     files: dict[str, bytes] = {}
     refused: set[Path] = set()
     origins: dict[str, Path] = {}
+
+    def at(kind: Kind, capability: Any, raw: str | None) -> Context | None:
+        """The context of reading one place (None: it has no place in this scope)."""
+        path = _target(capability, scope, root, workdir, adapter, raw) if raw is not None else None
+        if path is None:
+            return None
+        _under(root, path)
+        return Context(
+            adapter, kind, capability, path, drops, passed, settings, files, root, refused, origins
+        )
+
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None:
             continue
         for raw in (capability.path if scope == "home" else capability.project, *capability.also):
-            if raw is None:
-                continue
-            path = _target(capability, scope, root, workdir or root, adapter, raw)
-            if path is None:
-                continue
-            _under(root, path)
-            ctx = Context(
-                adapter, kind, capability, path, drops, passed, settings, files, root, refused, origins
-            )
-            _gather(ctx, found[attr])
+            ctx = at(kind, capability, raw)
+            if ctx is not None:
+                _gather(ctx, found[attr])
+    for place in adapter.spec.reads:
+        ctx = at(place.kind, _place(adapter, place), place.path if scope == "home" else place.project)
+        if ctx is not None and place.reason is not None:
+            _unread(ctx, place.reason, place.ending)
+        elif ctx is not None:
+            _gather(ctx, found[KINDS[place.kind]])
 
     def pick(attr: str) -> tuple[Any, ...]:
         return tuple(item for _, item in sorted(found[attr].items()))
@@ -323,6 +333,31 @@ def _gather(ctx: Context, found: dict[Any, Any]) -> None:
             ctx.drop(_SINGULAR[ctx.kind], str(key), f"also defined in {ctx.path}: kept the first")
         else:
             found[key] = item
+
+
+def _place(adapter: Adapter, place: Any) -> Any:
+    """The capability an import-only place is read as: the adapter's own of its kind, moved there."""
+    from tackroom.adapters.schema import Capability
+
+    known = getattr(adapter.spec.capabilities, place.kind)
+    if place.render is None or known is None:
+        return Capability(path=place.path, project=place.project, render="unread")
+    return known.model_copy(
+        update={"render": place.render, "path": place.path, "project": place.project, "also": []}
+    )
+
+
+def _unread(ctx: Context, reason: str, ending: str) -> None:
+    """Name each file at a place tackroom does not import (a file, or those in a folder by ending)."""
+    kind = _SINGULAR[ctx.kind]
+    if tree.refused(ctx, kind, ctx.path):
+        return
+    if ctx.path.is_dir():
+        found = [p for p in tree.files_below(ctx, ctx.path, kind) if p.name.endswith(ending)]
+    else:
+        found = [ctx.path] if ctx.path.is_file() else []
+    for path in found:
+        ctx.drop(kind, tree.name_of(ctx, path), f"{path}: {reason}")
 
 
 def _under(root: Path, path: Path) -> None:
