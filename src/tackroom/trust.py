@@ -36,6 +36,7 @@ from tackroom.trust_records import (
     directory_of,
     find_project,
     listing,
+    named_files,
     native_trust,
     record_file,
     revoke,
@@ -91,6 +92,8 @@ def trust(
     adapters = adapters if adapters is not None else _adapters(path)
     covers = covered_paths(adapters.values(), profile_place(directory_of(path))[1])
     directory = find_project(path, covers)
+    # The scripts its hooks and servers name are covered too: an edit to one revokes the trust.
+    covers = (*covers, *named_files(directory, covers))
     record = TrustRecord(directory, digest(directory, covers), covers, time.time())
     write_record(store_dir(environ), record)
     return record

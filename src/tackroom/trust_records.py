@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,14 @@ _MAX_BYTES = 64 * 1024 * 1024
 """Nor is a file bigger than this (a link to /proc/kcore must not be read)."""
 _MAX_KEYED_BYTES = 1024 * 1024
 """A ``project_keys`` file bigger than this counts without being parsed."""
+_MAX_NAMED = 200
+"""At most this many repository files named by hooks and servers are added to what trust covers."""
+_SETTINGS = (".json", ".jsonc", ".toml", ".yaml", ".yml")
+"""The files whose text names what runs (hooks, MCP servers); rules and prompts (``.md``) are read by
+the model, not run, and name source files a user edits all day."""
+_SCRIPTS = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".ps1", ".exe")
+_WORD = re.compile(r"[A-Za-z0-9_.${}/@+~-]+")
+_VARIABLE = re.compile(r"^(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)/")
 
 
 class _Adapter(Protocol):
@@ -160,6 +169,53 @@ def digest(directory: Path, covers: Sequence[str]) -> str:
         sha.update(f"{len(relative)}:{relative}:{kind}:{len(data)}:".encode("utf-8", "surrogateescape"))
         sha.update(data)
     return sha.hexdigest()
+
+
+def named_files(directory: Path, covers: Sequence[str]) -> tuple[str, ...]:
+    """Files of the repository that the settings under ``covers`` name, outside ``covers``.
+
+    A hook's ``./hook.sh`` or a server's ``node scripts/server.js`` is code the
+    project runs as much as the setting that names it: trust must cover it, or
+    editing the script after ``tackroom trust`` would run the edit unasked. Every
+    word of a settings file (JSON, TOML, YAML) that reads as a relative path
+    (``./x``, ``a/b``, ``$CLAUDE_PROJECT_DIR/x``, or a name ending like a
+    script) is taken: a file there is hashed, and a script name with nothing
+    there yet is covered as absent, so creating it revokes the trust too.
+    """
+    found: set[str] = set()
+    for relative in sorted(set(covers)):
+        for path in _walk(directory / relative):
+            if path.suffix.lower() not in _SETTINGS or not path.is_file():
+                continue
+            try:
+                if path.stat().st_size > _MAX_KEYED_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for word in _WORD.findall(text):
+                named = _named(directory, covers, word)
+                if named is not None:
+                    found.add(named)
+                    if len(found) >= _MAX_NAMED:
+                        return tuple(sorted(found))
+    return tuple(sorted(found))
+
+
+def _named(directory: Path, covers: Sequence[str], word: str) -> str | None:
+    """The repository path ``word`` names, when it is one trust must cover; else None."""
+    word = _VARIABLE.sub("", word.rstrip(".,;:")).removeprefix("./")
+    if not word or word.startswith(("/", "~", "$", "{", "-")) or "$" in word or "{" in word:
+        return None
+    parts = word.split("/")
+    if ".." in parts or "" in parts or any(part.startswith("@") for part in parts):
+        return None
+    if any(word == cover or word.startswith(cover.rstrip("/") + "/") for cover in covers):
+        return None  # covered already
+    path = directory / word
+    if path.is_file():
+        return word
+    return word if word.lower().endswith(_SCRIPTS) and not os.path.lexists(path) else None
 
 
 # -- what a run uses --------------------------------------------------------------------------
