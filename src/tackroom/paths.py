@@ -16,7 +16,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -265,8 +264,9 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     A reader sees the old file or the new one, never half of one. ``mode``
     keeps an existing file's permissions; a new file gets the umask's.
     """
-    # A short name: the target's own name may already be near the file system's limit.
-    tmp = path.parent / f".tackroom-{secrets.token_hex(6)}.tmp"
+    # A short name: the target's own name may already be near the file system's limit. (os.urandom
+    # is what secrets.token_hex reads; importing secrets would bring hashlib to every reader of logs.)
+    tmp = path.parent / f".tackroom-{os.urandom(6).hex()}.tmp"
     fd = os.open(
         tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666
     )
