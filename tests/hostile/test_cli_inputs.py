@@ -92,6 +92,21 @@ CASES = {
     "metrics with a bad operator file": case(
         "adapters", "metrics", code=1, says="not UTF-8", setup="non-utf8"
     ),
+    "list with a 5,000-digit number": case(
+        "adapters", "list", code=1, says="20-big.toml:4: a number with thousands of digits", setup="huge-int"
+    ),
+    "list with an adapter named ../x": case(
+        "adapters", "list", code=1, says="'../x' cannot be an adapter's name", setup="name-path"
+    ),
+    "list with an adapter name holding an escape": case(
+        "adapters", "list", code=1, says="'x\\x1b[31m' cannot be an adapter's name", setup="name-escape"
+    ),
+    "list with a min_version that is no version": case(
+        "adapters", "list", code=1, says="adapter.big.min_version", setup="min-version"
+    ),
+    "run with a NUL in env.set": case(
+        "run", "fake", "hi", code=1, says="adapter.nul.env.set.FOO", setup="nul-env"
+    ),
     # run
     "run with --timeout 0": case("run", "fake", "hi", "--timeout", "0", code=2, says="positive, finite"),
     "run with --timeout nan": case("run", "fake", "hi", "--timeout", "nan", code=2, says="positive, finite"),
@@ -299,6 +314,16 @@ def plant(home: Path, config: Path, setup: str) -> None:
         lines = ['[adapter.a1499]\nextends = "nosuch"\n']
         lines += [f'[adapter.a{i}]\nextends = "a{i + 1}"\n' for i in range(1499)]
         (drop_ins / "20-chain.toml").write_text("".join(lines))
+    elif setup == "huge-int":
+        (drop_ins / "20-big.toml").write_text('[adapter.big]\nextends = "fake"\n\nx = ' + "9" * 5000 + "\n")
+    elif setup == "name-path":
+        (drop_ins / "20-name.toml").write_text('[adapter."../x"]\nextends = "fake"\n')
+    elif setup == "name-escape":
+        (drop_ins / "20-name.toml").write_text('[adapter."x\\u001b[31m"]\nextends = "fake"\n')
+    elif setup == "min-version":
+        (drop_ins / "20-big.toml").write_text('[adapter.big]\nextends = "fake"\nmin_version = "banana"\n')
+    elif setup == "nul-env":
+        (drop_ins / "20-nul.toml").write_text('[adapter.nul]\nextends = "fake"\nenv.set.FOO = "a\\u0000b"\n')
     elif setup == "dangling":
         (drop_ins / "30-gone.toml").symlink_to(home / "nowhere.toml")
     elif setup == "deep-script":
@@ -361,14 +386,19 @@ def test_bad_input_is_an_error_not_a_traceback(home: Path, config_dir: Path, nam
 
 
 def test_names_and_values_with_markup_are_printed_as_written(home: Path, config_dir: Path) -> None:
-    table = '[adapter."x[bold]y"]\nextends = "fake"\nexecutable = "/opt/[/]bin/[red]claude"\n'
-    (config_dir / "adapters.d" / "20-markup.toml").write_text(table, encoding="utf-8")
+    drop_in = config_dir / "adapters.d" / "20-markup.toml"
+    drop_in.write_text('[adapter."x[bold]y"]\nextends = "fake"\n', encoding="utf-8")
+    refused = run_cli("adapters", "list", cwd=home, env={"COLUMNS": "300"})
+    assert refused.returncode == 1 and "'x[bold]y' cannot be an adapter's name" in refused.stderr
+    drop_in.write_text(
+        '[adapter.xy]\nextends = "fake"\nexecutable = "/opt/[/]bin/[red]claude"\n', encoding="utf-8"
+    )
     env = {"COLUMNS": "300"}
-    for argv in (("adapters", "list"), ("adapters", "show", "x[bold]y"), ("adapters", "diff", "x[bold]y")):
+    for argv in (("adapters", "list"), ("adapters", "show", "xy"), ("adapters", "diff", "xy")):
         done = run_cli(*argv, cwd=home, env=env)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         assert "/opt/[/]bin/[red]claude" in done.stdout, done.stdout
-    rendered = run_cli("adapters", "render", "x[bold]y", "--prompt", "[/] [b]p", cwd=home, env=env)
+    rendered = run_cli("adapters", "render", "xy", "--prompt", "[/] [b]p", cwd=home, env=env)
     assert rendered.returncode == 0 and "[/] [b]p" in rendered.stdout, rendered.stderr
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import reprlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -298,6 +299,18 @@ class _Resolver:
             self.problems.append(Problem(shown, "adapter", "must be a table", source.line_of(("adapter",))))
             return
         for name, data in tables.items():
+            if not _NAME.fullmatch(name):
+                # A name becomes a run directory's, a command's argument and a printed word.
+                self.problems.append(
+                    Problem(
+                        shown,
+                        "adapter",
+                        f"{name!r} cannot be an adapter's name: use lowercase letters, "
+                        "digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters",
+                        source.line_of(("adapter", name)),
+                    )
+                )
+                continue
             if not isinstance(data, dict):
                 self.problems.append(
                     Problem(shown, f"adapter.{name}", "must be a table", source.line_of(("adapter", name)))
@@ -446,6 +459,9 @@ class _Resolver:
             origin = entry
         key_path = ".".join(("adapter", name, *key))
         self.problems.append(Problem(origin.file, key_path, message, origin.line))
+
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
 def _check(data: dict[str, Any]) -> tuple[AdapterSpec | None, list[tuple[KeyPath, str]]]:

@@ -25,6 +25,8 @@ from tackroom.vocabulary import TRANSCRIPT_GLOB
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 Version = Annotated[str, StringConstraints(pattern=VERSION_PATTERN)]
+EnvValue = Annotated[str, StringConstraints(pattern=r"^[^\x00]*$")]
+"""A value an environment can hold: no NUL byte (the process could not be started with it)."""
 Template = list[str]
 
 WireApi = Literal["anthropic-messages", "openai-responses", "openai-chat", "gemini"]
@@ -66,7 +68,7 @@ class OptionSpec(Strict):
 
     argv: Template = []
     """Elements inserted at the option's ``{{opt.<name>}}`` slot."""
-    env: dict[EnvName, str] = {}
+    env: dict[EnvName, EnvValue] = {}
     """Variables set when the option is used; values may use ``{{value}}`` (list values comma-joined)."""
 
 
@@ -115,7 +117,7 @@ class Install(Strict):
     """Further packages installed beside it, pinned (e.g. a runtime the harness needs)."""
     bin: str | None = None
     """Executable name in the installed prefix, when it differs from ``executable``."""
-    env: dict[EnvName, str] = {}
+    env: dict[EnvName, EnvValue] = {}
     """Variables set for the installer only (``npm_config_nodedir = "/usr"`` where a native
     module would otherwise download Node's headers); never seen by a run."""
     python: list[Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]] = []
@@ -129,7 +131,7 @@ class Env(Strict):
 
     pass_: list[EnvName] = Field(default=[], alias="pass")
     """Variables passed through from the caller by name (keys, tokens), on top of the base allowlist."""
-    set: dict[EnvName, str] = {}
+    set: dict[EnvName, EnvValue] = {}
     """Variables tackroom sets, e.g. telemetry off; values may use ``{{home}}`` and ``{{workdir}}``."""
     scrub: list[EnvName] = []
     """Variables that identify a running session of this harness; removed from every child."""
@@ -155,7 +157,7 @@ class ModelEndpoint(Strict):
     """The wire API the harness speaks to that endpoint."""
     base_url_v1: bool = False
     """Whether the base URL the harness expects ends in ``/v1`` (``{{base_url}}`` is given that way)."""
-    env: dict[EnvName, str] = {}
+    env: dict[EnvName, EnvValue] = {}
     """Variables to set; values may use ``{{base_url}}``, ``{{api_key}}`` and ``{{model}}``."""
     argv: Template = []
     """Elements inserted at ``{{endpoint}}`` in ``one_shot`` (config flags)."""
@@ -195,13 +197,13 @@ class Trust(Strict):
 
     argv: Template = []
     """Elements inserted at ``{{trust}}`` in ``one_shot`` when allowed (no placeholders)."""
-    env: dict[EnvName, str] = {}
+    env: dict[EnvName, EnvValue] = {}
     """Variables set when allowed."""
     untrusted_argv: Template = []
     """Elements inserted at ``{{trust}}`` in a project the user has not trusted, in place of ``argv``:
     they keep the harness from loading the project's config (e.g. ``--setting-sources user``).
     ``{{workdir}}`` is the only placeholder."""
-    untrusted_env: dict[EnvName, str] = {}
+    untrusted_env: dict[EnvName, EnvValue] = {}
     """Variables set in a project the user has not trusted, in place of ``env``, for the same end."""
     project: list[str] = []
     """Paths (relative, e.g. ``.gemini``) of project config the harness can run code from."""
@@ -436,7 +438,7 @@ class AdapterSpec(Strict):
     """The executable to run: a name looked up in installed harnesses and PATH, or a path."""
     version_argv: Template = ["--version"]
     """Arguments that make the executable print its version."""
-    min_version: str | None = None
+    min_version: Version | None = None
     """The oldest harness version this adapter works with."""
     verified_with: Version | None = None
     """The harness version these facts were proven on (the one ``tackroom install`` installs); absent =

@@ -9,6 +9,7 @@ fall back to the line of their parent key.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,16 @@ def parse_toml(text: str, name: str) -> TomlSource:
         raise ConfigError([Problem(name, "", f"TOML syntax error: {message}", line)]) from exc
     except RecursionError as exc:  # tomli refuses nesting past 400 levels with a RecursionError
         raise ConfigError([Problem(name, "", "arrays or tables nested too deeply")]) from exc
+    except ValueError as exc:  # an integer past Python's 4,300 digits, which no setting needs
+        raise ConfigError([Problem(name, "", *_too_long(text))]) from exc
     return TomlSource(name, data, _Scanner(text).scan())
+
+
+def _too_long(text: str) -> tuple[str, int | None]:
+    """What is wrong with TOML that parses but holds a value Python will not convert, and its line."""
+    found = re.search(r"[0-9_]{4300,}", text)
+    line = text.count("\n", 0, found.start()) + 1 if found else None
+    return "a number with thousands of digits: no setting takes one; shorten it", line
 
 
 class _Scanner:

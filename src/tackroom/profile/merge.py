@@ -301,7 +301,7 @@ def _same_toml(text: str, data: dict[str, Any]) -> bool:
 
     try:
         return tomllib.loads(text) == data
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not TOML, or a number Python will not convert
         return False
 
 
@@ -322,6 +322,10 @@ def _parse_toml(path: Path, text: str) -> dict[str, Any]:
         raise ConfigError([Problem(str(path), "", f"not TOML: {message}", _toml_line(str(exc)))]) from exc
     except RecursionError as exc:
         raise ConfigError([Problem(str(path), "", "not TOML tackroom reads: nested too deeply")]) from exc
+    except ValueError as exc:  # an integer past Python's 4,300 digits
+        raise ConfigError(
+            [Problem(str(path), "", "not TOML tackroom reads: a number with thousands of digits")]
+        ) from exc
 
 
 def _toml_line(message: str) -> int | None:

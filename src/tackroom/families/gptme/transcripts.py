@@ -108,7 +108,7 @@ def config_of(folder: Path) -> dict[str, Any]:
         return {}
     try:
         return obj(tomllib.loads(data.decode("utf-8", "replace")).get("chat"))
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not TOML, or a number Python will not convert
         return {}
 
 
