@@ -141,3 +141,29 @@ def test_notes_from_a_harness_are_printed_as_written_not_as_markup(config_dir: P
     done = run_cli("doctor", "fake", env={**PATH, "COLUMNS": "400"})
     assert done.returncode == 1
     assert "[bold red]the harness said [/]" in done.stdout and "[link=file:///etc]x[/link]" in done.stdout
+
+
+def test_each_adapter_says_how_it_is_seen_at_work(config_dir: Path) -> None:
+    """Seed 002's observability tiers: stream, transcripts, gateway, from each adapter's data."""
+    listing = {e["adapter"]: e["observability"] for e in json.loads(run_cli("capabilities", "--json").stdout)}
+    assert listing["claude-code"] == {
+        "tier": "full",
+        "stream": "claude stream-json",
+        "stream_usage": ["cache_read", "cache_write", "input", "output"],
+        "transcripts": True,
+        "gateway": "anthropic-messages",
+    }
+    # An ACP server reports no usage of its own and writes no logs tackroom reads: its calls, only.
+    assert listing["codex-acp"]["tier"] == "partial" and listing["codex-acp"]["gateway"] == "openai-responses"
+    assert not listing["codex-acp"]["transcripts"] and listing["codex-acp"]["stream_usage"] == []
+    # No base URL to point at a gateway: it calls its provider itself.
+    assert listing["kiro"]["tier"] == "minimal" and listing["kiro"]["gateway"] is None
+    for name, seen in listing.items():
+        effective = json.loads(run_cli("adapters", "show", name, "--json").stdout)["effective"]
+        assert seen["gateway"] == (effective.get("model_endpoint") or {}).get("wire_api"), name
+        if seen["transcripts"]:
+            assert effective.get("transcripts"), name
+    shown = run_cli("adapters", "show", "kiro", env={"COLUMNS": "250"}).stdout
+    assert "observability minimal: text only" in shown and "no base URL: no gateway" in shown
+    table = run_cli("capabilities", env={"COLUMNS": "250"}).stdout
+    assert "full: stream, transcripts, gateway" in table

@@ -72,13 +72,19 @@ def show(
         return
     from rich.table import Table
 
+    from tackroom.families.observability import observability
+
     out = console()
     since = ", ".join(adapter.since_versions)
+    seen = observability(adapter)
     out.print(
         f"[bold]{escape(adapter.name)}[/]  family {escape(adapter.family)}  "
         f"source {escape(adapter.source)}  hash {adapter.hash}\n"
         f"for harness version {escape(adapter.version or 'unknown')}"
         + (f"  (data changes from {escape(since)})" if since else "")
+        + f"\nobservability {escape(seen.summary())}  (stream: {escape(seen.stream or 'none')}"
+        + (f"; gateway: {escape(seen.gateway)}" if seen.gateway else "; no base URL: no gateway")
+        + ")"
     )
     table = Table("field", "value", "from")
     provenance = adapter.provenance
@@ -298,6 +304,8 @@ def _escape(value: str) -> str:
 
 
 def _show_json(adapter: Adapter) -> dict[str, Any]:
+    from tackroom.families.observability import observability
+
     return {
         "name": adapter.name,
         "family": adapter.family,
@@ -307,6 +315,7 @@ def _show_json(adapter: Adapter) -> dict[str, Any]:
         "hash": adapter.hash,
         "version": adapter.version,
         "since": list(adapter.since_versions),
+        "observability": observability(adapter).to_json(),
         "effective": adapter.effective,
         "provenance": {key: adapter.provenance.get(key, "default") for key, _ in _leaves(adapter.effective)},
     }

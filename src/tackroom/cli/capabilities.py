@@ -49,7 +49,9 @@ def print_entries(found: Sequence[Entry]) -> None:
 
     from tackroom.values import duration, show
 
-    summary = Table("adapter", "proven on", "installed", "age", "outcome", "yes/no/n-o/untested")
+    summary = Table(
+        "adapter", "proven on", "installed", "age", "outcome", "yes/no/n-o/untested", "observability"
+    )
     for e in found:
         counts = _counts(e.row) if e.row is not None else "-"
         outcome = e.row.outcome if e.row is not None else "never probed"
@@ -61,6 +63,7 @@ def print_entries(found: Sequence[Entry]) -> None:
             escape(show(e.age_s, duration)),
             escape(outcome),
             counts,
+            escape(e.observability.summary()) if e.observability is not None else "-",
         )
     out = console()
     out.print(summary)

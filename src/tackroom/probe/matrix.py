@@ -22,6 +22,7 @@ from tackroom.values import Known, Stale, Value, known, stale, to_json, unknown
 
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
+    from tackroom.families.observability import Observability
     from tackroom.state import CapabilityRows
 
 MARKS: Mapping[Support | None, str] = {True: "yes", False: "no", "n/o": "n/o", None: "-"}
@@ -41,6 +42,8 @@ class Entry:
     """The harness version installed now: known, or unknown (not installed, or unreadable)."""
     age_s: Value[int]
     """Seconds since the row was made: known, or unknown (no row)."""
+    observability: Observability | None = None
+    """How tackroom sees the harness at work (stream, transcripts, gateway), from the adapter."""
 
     @property
     def stale(self) -> bool:
@@ -53,6 +56,7 @@ class Entry:
             "installed": to_json(self.installed),
             "age_s": to_json(self.age_s),
             "row": self.row.to_json() if self.row is not None else None,
+            "observability": self.observability.to_json() if self.observability is not None else None,
         }
 
 
@@ -75,11 +79,14 @@ def entries(
 
 def entry(adapter: Adapter, row: Row | None, installed: Value[str], now: datetime | None = None) -> Entry:
     """The matrix entry of ``adapter`` for its latest ``row``."""
+    from tackroom.families.observability import observability
+
+    seen = observability(adapter)
     if row is None:
         never = unknown("never probed")
-        return Entry(adapter.name, None, never, installed, unknown("never probed"))
+        return Entry(adapter.name, None, never, installed, unknown("never probed"), seen)
     age = known(max(0, int(((now or datetime.now(UTC)) - row.probed_at).total_seconds())))
-    return Entry(adapter.name, row, row_version(adapter, row, installed), installed, age)
+    return Entry(adapter.name, row, row_version(adapter, row, installed), installed, age, seen)
 
 
 def row_version(adapter: Adapter, row: Row, installed: Value[str]) -> Value[str]:
