@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fork a child that leaves the process group (setsid) but keeps stdout and stderr open",
     )
+    p.add_argument(
+        "--hide-child",
+        action="store_true",
+        help="fork a child that leaves the group (setsid), lets go of stdout and stderr, and execs a "
+        "sleeper with an empty environment: no marker of the run is left on it",
+    )
     p.add_argument("--echo-stdin", action="store_true", help='print {"stdin": ..., "fd0": ...} as JSON')
     p.add_argument("--print-env", nargs="+", default=[], metavar="NAME", help="print NAME=value if set")
     p.add_argument(
@@ -147,11 +153,39 @@ def _fork_sleeper(*, ignore_sigterm: bool, new_session: bool, lifetime: float) -
     return pid
 
 
+def _fork_hidden(lifetime: float) -> int:
+    """Fork a child that hides: a session of its own, no pipes of the run, an empty environment."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ready_r)
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.set_inheritable(ready_w, True)
+            code = f"import os, time; os.write({ready_w}, b'!'); os.close({ready_w}); time.sleep({lifetime})"
+            os.execve(sys.executable, [sys.executable, "-S", "-c", code], {})
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    os.read(ready_r, 1)  # once it runs as the new program, with nothing of the run's environment
+    os.close(ready_r)
+    return pid
+
+
 def _spawn(args: argparse.Namespace) -> None:
     plans = [(args.children_ignore_sigterm, False)] * args.spawn_children
     plans += [(False, False)] * args.daemonize_child + [(False, True)] * args.escape_child
     for ignore_sigterm, new_session in plans:
         pid = _fork_sleeper(ignore_sigterm=ignore_sigterm, new_session=new_session, lifetime=args.lifetime)
+        if args.announce:
+            _say(f"child {pid}", args.pid_file)
+    if args.hide_child:
+        pid = _fork_hidden(args.lifetime)
         if args.announce:
             _say(f"child {pid}", args.pid_file)
 

@@ -20,7 +20,10 @@ where a coding agent needs it:
 * A descendant can leave the group (``setsid``, a double fork). With an
   ``escape_marker`` (``NAME=VALUE``, added to the child's environment and
   inherited by everything it starts), whatever of the user's processes still
-  carries it once the group is gone is stopped the same way and reported.
+  carries it once the group is gone is stopped the same way and reported; and
+  where the machine lets tackroom make a cgroup (:mod:`tackroom.run.cgroup`),
+  the harness is born in one of its own, so one that also clears its
+  environment is found there all the same.
 * Draining the pipes after the group is gone is bounded: a process that left
   the group (and scrubbed its environment) may still hold them open.
 
@@ -49,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tackroom.errors import RunError
+from tackroom.run.cgroup import Cage, cage
 
 __all__ = ["Conversation", "Escaped", "ProcessResult", "group_alive", "run_process", "run_process_sync"]
 
@@ -76,7 +80,7 @@ _ESCAPE_ROUNDS = 3
 
 @dataclass(frozen=True)
 class Escaped:
-    """A descendant that left the process group and was found, and stopped, by its marker."""
+    """A descendant that left the process group and was found, and stopped (by its marker or cgroup)."""
 
     pid: int
     command: str
@@ -184,11 +188,19 @@ async def run_process(
         ValueError: an argument is out of range.
     """
     marker = _check_arguments(argv, timeout_s, grace_s, output_cap, escape_marker)
+    escapes = None
     if marker is not None:
         env = {**env, marker[0]: marker[1]}
+        escapes = _Escapes(_entry(marker), cage(marker[1]))
     started = time.monotonic()
     out, err = _Capture(on_stdout_line, output_cap), _Capture(on_stderr_line, output_cap)
-    proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None)
+    try:
+        step_in = escapes.cage.opener() if escapes is not None and escapes.cage is not None else None
+        proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None, preexec=step_in)
+    except BaseException:
+        if escapes is not None:
+            escapes.close()
+        raise
     pgid = proc.pid  # start_new_session: the leader's pid names its group
     pumps = [
         asyncio.create_task(_pump(pipes, "stdout", out)),
@@ -204,7 +216,7 @@ async def run_process(
         tasks.append(asyncio.create_task(_feed(pipes, stdin)))
     timed_out, signalled, leftovers, released = False, None, 0, False
     escaped: tuple[Escaped, ...] = ()
-    unswept = marker  # escapes still to look for, if this is cut short
+    unswept = escapes  # escapes still to look for, if this is cut short
     try:
         timed_out = not await _wait_leader(proc, pumps, timeout_s, linger)
         if timed_out and isinstance(stdin, Conversation) and stdin.on_timeout is not None:
@@ -217,13 +229,17 @@ async def run_process(
             signalled = await _end_group(pgid, grace_s)
         else:
             leftovers = await _kill_leftovers(pgid, min(grace_s, _LEFTOVER_GRACE_S))
-        if marker is not None:
+        if escapes is not None:
             # Before the drain: an escaped process may be what holds the pipes open.
-            escaped = await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
+            escaped = await _stop_escaped(escapes, pgid, min(grace_s, _LEFTOVER_GRACE_S))
             unswept = None
         await _drain(pumps)
     finally:
-        await _settle(proc, pgid, tasks, pipes, grace_s, unswept)
+        try:
+            await _settle(proc, pgid, tasks, pipes, grace_s, unswept)
+        finally:
+            if escapes is not None:
+                escapes.close()
     return ProcessResult(
         exit_code=proc.returncode,
         timed_out=timed_out,
@@ -377,7 +393,12 @@ class _Leader:
 
 
 async def _spawn(
-    argv: Sequence[str], env: Mapping[str, str], cwd: Path, *, with_stdin: bool
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    with_stdin: bool,
+    preexec: Callable[[], None] | None = None,
 ) -> tuple[_Leader, _Pipes]:
     """Start ``argv`` in a session of its own, from a worker thread: a fork and exec on the loop's
     thread gave the interpreter lock away to whatever else was running, for many milliseconds."""
@@ -393,6 +414,7 @@ async def _spawn(
             env=dict(env),
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=preexec,  # a bare write into the run's cgroup (run.cgroup.Cage.opener)
         )
 
     try:
@@ -668,16 +690,16 @@ async def _settle(
     tasks: Sequence[asyncio.Task[None]],
     pipes: _Pipes,
     grace_s: float,
-    marker: tuple[str, str] | None,
+    escapes: _Escapes | None,
 ) -> None:
     """Whatever happened before (success, error, cancellation), leave no process, task or descriptor."""
     try:
         if await _members(pgid):
             await _end_group(pgid, grace_s)
-        if marker is not None:
-            await _stop_escaped(_entry(marker), pgid, min(grace_s, _LEFTOVER_GRACE_S))
+        if escapes is not None:
+            await _stop_escaped(escapes, pgid, min(grace_s, _LEFTOVER_GRACE_S))
     finally:
-        await _release(proc, pgid, tasks, pipes, marker)
+        await _release(proc, pgid, tasks, pipes, escapes)
 
 
 async def _release(
@@ -685,14 +707,14 @@ async def _release(
     pgid: int,
     tasks: Sequence[asyncio.Task[None]],
     pipes: _Pipes,
-    marker: tuple[str, str] | None,
+    escapes: _Escapes | None,
 ) -> None:
     """The part of settling that no cancellation may skip."""
     # The graceful stop may have been cancelled: kill whatever is left, with no scan of /proc on
     # the loop first (a group of zombies or of no one takes the signal harmlessly).
     _signal_group(pgid, signal.SIGKILL)
-    if marker is not None:
-        for pid in _marked(_entry(marker), pgid):
+    if escapes is not None:
+        for pid in escapes.find(pgid):
             _kill(pid, signal.SIGKILL)
     for task in tasks:
         task.cancel()
@@ -722,34 +744,55 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-async def _stop_escaped(entry: bytes, pgid: int, grace_s: float) -> tuple[Escaped, ...]:
-    """SIGTERM, then SIGKILL, every process outside the group that carries ``entry``; return them."""
+async def _stop_escaped(escapes: _Escapes, pgid: int, grace_s: float) -> tuple[Escaped, ...]:
+    """SIGTERM, then SIGKILL, every process of the run outside its group; return them."""
     found: dict[int, Escaped] = {}
     for _ in range(_ESCAPE_ROUNDS):
-        pids = await asyncio.to_thread(_marked, entry, pgid)
+        pids = await asyncio.to_thread(escapes.find, pgid)
         if not pids:
             break
         for pid in pids:
             found.setdefault(pid, Escaped(pid, _command(pid)))
             _kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
-        while (alive := await asyncio.to_thread(_marked, entry, pgid)) and time.monotonic() < deadline:
+        while (alive := await asyncio.to_thread(escapes.find, pgid)) and time.monotonic() < deadline:
             await asyncio.sleep(_POLL_S)
         for pid in alive:
             found.setdefault(pid, Escaped(pid, _command(pid)))
             _kill(pid, signal.SIGKILL)
-        await _wait_unmarked(entry, pgid, _KILL_SETTLE_S)
+        await _wait_unmarked(escapes, pgid, _KILL_SETTLE_S)
     return tuple(sorted(found.values(), key=lambda e: e.pid))
 
 
-async def _wait_unmarked(entry: bytes, pgid: int, within_s: float) -> None:
+async def _wait_unmarked(escapes: _Escapes, pgid: int, within_s: float) -> None:
     deadline = time.monotonic() + within_s
-    while await asyncio.to_thread(_marked, entry, pgid) and time.monotonic() < deadline:
+    while await asyncio.to_thread(escapes.find, pgid) and time.monotonic() < deadline:
         await asyncio.sleep(_POLL_S)
 
 
 def _entry(marker: tuple[str, str]) -> bytes:
     return f"{marker[0]}={marker[1]}".encode()
+
+
+@dataclass
+class _Escapes:
+    """How a run's descendants are found once they left its process group: the marker in their
+    environment (cleared by a process that wants to hide), and the cgroup they were born in (which
+    they cannot leave), where tackroom could make one (:mod:`tackroom.run.cgroup`)."""
+
+    entry: bytes
+    cage: Cage | None
+
+    def find(self, pgid: int) -> list[int]:
+        """Pids of the run's live processes outside group ``pgid``."""
+        found = set(_marked(self.entry, pgid))
+        if self.cage is not None:
+            found.update(pid for pid in self.cage.members() if _live_outside(str(pid), pgid))
+        return sorted(found)
+
+    def close(self) -> None:
+        if self.cage is not None:
+            self.cage.remove()
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -797,6 +840,15 @@ def _read(path: str, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def _live_outside(pid: str, pgid: int) -> bool:
+    """Whether ``pid`` is alive (not a zombie) and not in group ``pgid``."""
+    stat = _read(f"{_PROC}/{pid}/stat", 4096)
+    if not stat:
+        return False
+    state, _ppid, pgrp = stat[stat.rindex(b")") + 2 :].split(maxsplit=3)[:3]
+    return int(pgrp) != pgid and state.decode("ascii", "replace") not in _DEAD_STATES
 
 
 def _live_in_group(pid: str, pgid: int) -> bool:
