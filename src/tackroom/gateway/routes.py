@@ -7,6 +7,11 @@ header ``x-tackroom-trace`` instead. The provider path after the prefix is
 the one the provider itself serves (``/v1/messages``, ``/v1beta/models/...``);
 which wire it is comes from the mock's routing table, so the gateway and the
 mock agree on every path.
+
+Codex signed in with ChatGPT speaks the Responses wire to the ChatGPT backend
+(``/backend-api/codex/responses``, with the sign-in's bearer): a path under
+``/backend-api/`` is the ``chatgpt`` provider, forwarded to ``chatgpt.com``,
+never to ``api.openai.com`` (which would refuse the token, or see it).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from urllib.parse import urlsplit
 
 from tackroom.mock.wires import route
 
-Provider = Literal["anthropic", "openai", "gemini"]
+Provider = Literal["anthropic", "openai", "gemini", "chatgpt"]
 
 TRACE_HEADER = "x-tackroom-trace"
 RUN_HEADER = "x-tackroom-run"
@@ -28,13 +33,17 @@ DEFAULT_UPSTREAMS: dict[Provider, str] = {
     "anthropic": "https://api.anthropic.com",
     "openai": "https://api.openai.com",
     "gemini": "https://generativelanguage.googleapis.com",
+    "chatgpt": "https://chatgpt.com",
 }
+CHATGPT_PREFIX = "/backend-api/"
+"""Where the ChatGPT backend's paths start (Codex signed in with ChatGPT: ``/backend-api/codex/...``)."""
 KEY_ENV: dict[Provider, tuple[str, ...]] = {
     "anthropic": ("ANTHROPIC_API_KEY",),
     "openai": ("OPENAI_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
-"""Where ``--inject-keys`` finds each provider's key in the gateway's own environment."""
+"""Where ``--inject-keys`` finds each provider's key in the gateway's own environment (the ChatGPT
+backend takes a sign-in's token only, never a key: the client's own goes through)."""
 
 
 class BadTarget(ValueError):
@@ -79,6 +88,8 @@ def place(method: str, path_qs: str, header_trace: str | None) -> Target:
 
 
 def _provider(kind: str, path: str, wire: str | None) -> Provider:
+    if path.startswith(CHATGPT_PREFIX):
+        return "chatgpt"
     if kind == "gemini_models" or wire == "gemini":
         return "gemini"
     if wire == "anthropic-messages" or kind == "count_tokens":

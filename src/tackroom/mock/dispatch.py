@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tackroom.mock.answer import ErrorAnswer, Reply
+from tackroom.mock.auth import AuthMode, Credential
 from tackroom.mock.plan import plan
 from tackroom.mock.script import DEFAULT_USAGE, Script
 from tackroom.mock.vocabulary import ToolVocabulary
@@ -42,10 +43,19 @@ class Setup:
 
     script: Script | None
     vocabulary: ToolVocabulary
+    auth: AuthMode = "any"
 
 
-def dispatch(route: Route | None, method: str, target: str, body: Any, setup: Setup) -> Outcome:
-    """The outcome for a routed request."""
+def dispatch(
+    route: Route | None,
+    method: str,
+    target: str,
+    body: Any,
+    setup: Setup,
+    credential: Credential | None = None,
+) -> Outcome:
+    """The outcome for a routed request; ``credential`` is what a model call carries (read in its wire's
+    form), refused as its provider would when the mock requires one."""
     if route is None:
         message = f"MOCK: no route for {method} {urlsplit(target).path}"
         return _json(404, {"error": {"type": "not_found_error", "message": message}}, _error(404, message))
@@ -55,6 +65,9 @@ def dispatch(route: Route | None, method: str, target: str, body: Any, setup: Se
     wire = route.wire
     if wire is None:  # every other route kind names its wire; keep mypy and -O honest
         raise LookupError(f"route {route.kind!r} has no wire")
+    if setup.auth == "required" and credential is not None and credential.problem is not None:
+        message = f"MOCK: {credential.problem}"
+        return _json(401, wire.error_body(401, message), _error(401, message), wire.name)
     if not isinstance(body, dict):
         message = "MOCK: request body is not a JSON object"
         return _json(400, wire.error_body(400, message), _error(400, message), wire.name)

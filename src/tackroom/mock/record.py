@@ -61,6 +61,9 @@ class RecordedRequest:
     """Wall-clock time (``time.time()``) the request line arrived."""
     latency_s: float | None = field(default=None)
     """Seconds from request received to last byte written; set when the answer is done."""
+    auth: str | None = field(default=None)
+    """The form of the credential a model call carried (``api-key``, ``bearer``, ``oauth``; None:
+    none, or no model call): the form only, never the value."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""

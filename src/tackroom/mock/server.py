@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 from tackroom.errors import MockError
+from tackroom.mock.auth import AuthMode, Credential, credential
 from tackroom.mock.dispatch import Outcome, Setup, dispatch, rejection
 from tackroom.mock.framing import Rejected, parse_json, read_body
 from tackroom.mock.record import RecordedRequest, Recorder, all_strings, conversation_texts, redact
@@ -153,18 +154,29 @@ class _Handler(BaseHTTPRequestHandler):
             outcome, body = rejection(rejected.status, rejected.message), None
         else:
             outcome = self._dispatch(body)
-        record = self._record(outcome, body, received_at)
+        record = self._record(outcome, body, received_at, self._credential())
         self._send(outcome, lambda: setattr(record, "latency_s", time.perf_counter() - started))
 
     def _dispatch(self, body: Any) -> Outcome:
         method = "GET" if self.command == "HEAD" else self.command  # HEAD: GET's answer, headers only
         try:
-            return dispatch(route(method, self.path), method, self.path, body, self._server.setup)
+            found = route(method, self.path)
+            return dispatch(found, method, self.path, body, self._server.setup, self._credential())
         except Exception as exc:  # a mock bug must reach the test as an answer, not a hang
             crash = json.dumps({"error": {"message": f"MOCK crashed: {exc!r}"}}).encode()
             return Outcome(500, (crash,), answer={"kind": "crash", "error": repr(exc)})
 
-    def _record(self, outcome: Outcome, body: Any, received_at: float) -> RecordedRequest:
+    def _credential(self) -> Credential | None:
+        """The credential a model call carries, in its wire's form (None for any other request)."""
+        found = route("GET" if self.command == "HEAD" else self.command, self.path)
+        if found is None or found.wire is None:
+            return None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        return credential(found.wire.name, headers, self.path)
+
+    def _record(
+        self, outcome: Outcome, body: Any, received_at: float, seen: Credential | None = None
+    ) -> RecordedRequest:
         headers = getattr(self, "headers", None)
         record = RecordedRequest(
             seq=0,
@@ -177,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer=outcome.answer,
             streamed=outcome.streamed,
             received_at=received_at,
+            auth=seen.form if seen is not None else None,
         )
         self._server.recorder.add(record)
         return record
@@ -244,8 +257,11 @@ class MockServer:
         port: int = 0,
         read_timeout_s: float = _READ_TIMEOUT_S,
         idle_timeout_s: float | None = None,
+        auth: AuthMode = "any",
     ) -> None:
-        """``idle_timeout_s``: close a kept-alive connection idle that long (None: keep it open)."""
+        """``idle_timeout_s``: close a kept-alive connection idle that long (None: keep it open).
+        ``auth="required"``: a model call without a credential in its provider's form (see
+        :mod:`tackroom.mock.auth`) gets that provider's 401; ``"any"`` answers every call."""
         if not isinstance(host, str) or not host.strip():
             raise MockError("host must name an address to bind, e.g. 127.0.0.1 (an empty one means all)")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
@@ -254,7 +270,9 @@ class MockServer:
             raise MockError(f"read_timeout_s must be a positive number of seconds, got {read_timeout_s!r}")
         if idle_timeout_s is not None and (not math.isfinite(idle_timeout_s) or idle_timeout_s <= 0):
             raise MockError(f"idle_timeout_s must be a positive number of seconds, got {idle_timeout_s!r}")
-        self._setup = Setup(script, tools or ToolVocabulary())
+        if auth not in ("any", "required"):
+            raise MockError(f"auth must be 'any' or 'required', got {auth!r}")
+        self._setup = Setup(script, tools or ToolVocabulary(), auth)
         self._log_path = Path(log_path) if log_path is not None else None
         self._recorder = Recorder(self._log_path)
         self._address = (host, port)
