@@ -305,16 +305,17 @@ class Proxy:
         if encoding is None:
             return body
         codings = [coding.strip().lower() for coding in encoding.split(",") if coding.strip()]
-        unknown = [coding for coding in codings if coding != "identity" and coding not in _WBITS]
+        unknown = [c for c in codings if c not in ("identity", "zstd") and c not in _WBITS]
         if unknown:
             return 415, (
                 f"tackroom gateway: Content-Encoding {', '.join(unknown)} is not supported "
-                "(identity, gzip and deflate are)"
+                "(identity, gzip, deflate and zstd are)"
             )
         for coding in reversed(codings):
             if coding != "identity" and body:
                 try:
-                    body = _inflate(body, coding, self.max_body_bytes)
+                    decode = _unzstd if coding == "zstd" else _inflate
+                    body = decode(body, coding, self.max_body_bytes)
                 except _Undecodable as exc:
                     return exc.status, f"tackroom gateway: {exc}"
         return body
@@ -471,6 +472,32 @@ def _inflate(body: bytes, coding: str, limit: int) -> bytes:
         if rest and coding == "deflate":
             raise _Undecodable(400, "the request body has bytes after its deflate stream")
     return b"".join(out)
+
+
+def _unzstd(body: bytes, coding: str, limit: int) -> bytes:
+    """``body`` as zstd (every frame of it), at most ``limit`` bytes: how Codex signed in with ChatGPT,
+    and pi's Codex route, send a request body."""
+    import io
+
+    import zstandard
+
+    # Read bounded first (a small frame may stand for gigabytes), then check every frame ended:
+    # the stream reader takes a cut-short frame for the end of the input.
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(body), read_across_frames=True)
+        out = reader.read(limit + 1)
+        if len(out) > limit:
+            raise _Undecodable(413, f"the request body decodes to over {limit} bytes")
+        rest = body
+        while rest:
+            frame = zstandard.ZstdDecompressor().decompressobj()
+            frame.decompress(rest)
+            if not frame.eof:
+                raise _Undecodable(400, "the request body is cut short (its zstd stream does not end)")
+            rest = frame.unused_data
+    except zstandard.ZstdError as exc:
+        raise _Undecodable(400, f"the request body is not valid {coding} ({exc})") from None
+    return out
 
 
 def stalled(seconds: float) -> str:
