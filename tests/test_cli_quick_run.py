@@ -50,8 +50,9 @@ def _same(quick: dict[str, Any], full: dict[str, Any]) -> None:
         ["--json"],
         ["--json", "--timeout=30", "-m", "sonnet", "--option", "max_turns=3", "--no-profile"],
         ["--mock-text", "from the mock", "--json", "--network", "host", "--home", "isolated"],
+        ["--mock-text", "from the mock", "--json", "--auth", "api-key"],
     ],
-    ids=["plain", "options", "mock"],
+    ids=["plain", "options", "mock", "auth"],
 )
 def test_a_quick_run_is_the_full_commands_run(config_dir: Path, tmp_path: Path, extra: list[str]) -> None:
     fake_adapter(config_dir, "--replay", str(RECORDED))
@@ -92,6 +93,7 @@ def test_a_quick_run_exits_with_the_harness_code(config_dir: Path, tmp_path: Pat
         ["fake", "hi", "--timeout", "soon"],
         ["fake", "hi", "--network", "lan"],
         ["fake", "hi", "--home", "mine"],
+        ["fake", "hi", "--auth", "token"],
         ["fake", "hi", "--base-url", "ftp://x"],
         ["fake", "hi", "--workdir", "/no/such/dir"],
         ["fake", "hi", "--mock", "/no/such/script.toml"],

@@ -101,7 +101,8 @@ def test_every_field_changes_the_hash(tmp_path: Path) -> None:
     hashes.add(dataclasses.replace(no_mock, gateway="http://127.0.0.1:9").hash)
     hashes.add(dataclasses.replace(no_mock, capture=True).hash)
     hashes.add(dataclasses.replace(no_mock, credentials=True).hash)
-    assert len(hashes) == len(changed) + 6
+    hashes.add(dataclasses.replace(no_mock, capture=True, auth="oauth").hash)
+    assert len(hashes) == len(changed) + 7
 
 
 def test_a_mock_script_round_trips_turn_for_turn() -> None:
@@ -155,6 +156,13 @@ def test_a_bad_mock_in_json_names_the_turn() -> None:
         ({"env": {"A=B": "1"}}, "is not a variable name"),
         ({"env": {"A": 1}}, "A must be a string without NUL"),
         ({"env": ["A"]}, "env must be a table"),
+        ({"mock": None, "auth": "oauth"}, "--auth says how the harness signs in"),
+        ({"auth": "oauth"}, "a run against the mock gets no real credential"),
+        ({"mock": None, "capture": True, "auth": "token"}, "auth must be 'api-key' or 'oauth'"),
+        (
+            {"mock": None, "base_url": "http://127.0.0.1:9", "auth": "oauth", "api_key_env": "K"},
+            "--auth oauth sends none",
+        ),
     ],
 )
 def test_bad_values_fail_on_construction(tmp_path: Path, fields: dict[str, Any], words: str) -> None:

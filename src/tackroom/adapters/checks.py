@@ -14,6 +14,7 @@ from tackroom.adapters import templates
 from tackroom.adapters.schema import (
     OPTION_KINDS,
     AdapterSpec,
+    EndpointOAuth,
     ModelEndpoint,
     OptionSpec,
     OptionTemplate,
@@ -132,6 +133,28 @@ def _endpoint(endpoint: ModelEndpoint | None) -> Iterator[Finding]:
         problem = templates.check_names(staged.path, templates.PATH_NAMES)
         if problem:
             yield ("model_endpoint", "files", str(index), "path"), problem
+    yield from _oauth(endpoint.oauth)
+
+
+def _oauth(oauth: EndpointOAuth | None) -> Iterator[Finding]:
+    """A sign-in sends no key: its templates may not ask for one, and it needs a way to be signed in."""
+    if oauth is None:
+        return
+    allowed = templates.ENDPOINT_NAMES - {"api_key"}
+    for index, element in enumerate(oauth.argv):
+        problem = templates.check_names(element, allowed)
+        if problem:
+            yield ("model_endpoint", "oauth", "argv", str(index)), problem
+    for var, value in oauth.env.items():
+        problem = templates.check_names(value, allowed)
+        if problem:
+            yield ("model_endpoint", "oauth", "env", var), problem
+    for index, sign_in in enumerate(oauth.sign_in):
+        problem = templates.check_names(sign_in.path, templates.PATH_NAMES)
+        if problem:
+            yield ("model_endpoint", "oauth", "sign_in", str(index), "path"), problem
+    if not oauth.token_env and not oauth.sign_in:
+        yield ("model_endpoint", "oauth"), "a sign-in needs token_env or sign_in: where its token comes from"
 
 
 def _trust(spec: AdapterSpec) -> Iterator[Finding]:

@@ -10,6 +10,7 @@ models, which would cost more start-up time than everything else tackroom adds.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,6 +70,13 @@ WIRE_KEY_VARIABLES: Mapping[str, tuple[str, ...]] = {
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SIGN_IN_BYTES = 1024 * 1024
+"""The most of a sign-in file read to see whether it holds a sign-in (they are a few KB)."""
+
+AuthMode = Literal["api-key", "oauth"]
+"""How a harness signs in to an endpoint: an API key (``{{api_key}}``), or a subscription sign-in
+(the adapter's ``[model_endpoint.oauth]``: a token passed through, or its own copied sign-in)."""
+AUTH_MODES: tuple[AuthMode, ...] = ("api-key", "oauth")
 
 EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option", "trust"]
 
@@ -85,6 +93,12 @@ class Endpoint:
     """The caller's variable that holds the key (``--api-key-env``)."""
     mock: bool = False
     """tackroom's keyless mock: it gets the dummy key, and the run gets no real credential."""
+    auth: AuthMode | None = None
+    """``api-key`` or ``oauth``; None: chosen by itself (a key if there is one, else a sign-in)."""
+    credentials: bool = False
+    """The harness's own config is copied into the run (``--credentials``): a sign-in there counts."""
+    token: tuple[str, str] | None = field(default=None, repr=False)
+    """The sign-in token passed to the harness in ``oauth`` mode: its variable and value."""
 
     @classmethod
     def for_mock(cls, base_url: str) -> Endpoint:
@@ -142,6 +156,8 @@ class Plan:
     """Why the adapter's trust flags were withheld (the harness may then refuse the project)."""
     secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     """Secret values of this plan, hidden wherever the plan is shown."""
+    auth: AuthMode | None = None
+    """How the harness signs in to its endpoint (None: no endpoint, its own defaults)."""
 
     def environ(self) -> dict[str, str]:
         """The whole environment the process gets."""
@@ -166,6 +182,7 @@ class Plan:
             "cwd": str(self.cwd),
             "home": str(self.home) if self.home else None,
             "withheld": list(self.withheld),
+            "auth": self.auth,
         }
 
 
@@ -220,7 +237,7 @@ def build_plan(
     wiring = _wiring(adapter)
     model = _endpoint_model(adapter, values, endpoint)
     if endpoint is not None:
-        endpoint = replace(endpoint, api_key=_api_key(adapter, endpoint, environ))
+        endpoint = _authorized(adapter, endpoint, environ)
     if wiring is not None and model is not None and "model" in data.get("options", {}):
         values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
     native = _native_trust(adapter, workdir, environ)
@@ -256,7 +273,119 @@ def build_plan(
         withheld=withheld,
         untrusted=None if native.allowed else native.note,
         secrets=frozenset(v.value for v in builder.vars.values() if v.secret and v.value),
+        auth=endpoint.auth if endpoint is not None else None,
     )
+
+
+def _authorized(adapter: Adapter, endpoint: Endpoint, environ: Mapping[str, str]) -> Endpoint:
+    """``endpoint`` with how the harness signs in to it decided: its key, or its sign-in.
+
+    Chosen by itself, a key wins (as the harnesses themselves prefer one), then a sign-in: the
+    adapter's ``token_env`` set, or with ``--credentials`` its own sign-in file holding one.
+    """
+    if endpoint.mock and endpoint.auth == "oauth":
+        raise OptionError(
+            "--auth oauth: a run against the mock gets no real credential; point the harness at an "
+            "endpoint with --base-url (the mock served on its own, `tackroom mock serve`, is one)"
+        )
+    if endpoint.mock or endpoint.auth == "api-key":
+        return replace(endpoint, api_key=_api_key(adapter, endpoint, environ), auth="api-key")
+    oauth: Mapping[str, Any] | None = (_wiring(adapter) or {}).get("oauth")
+    if endpoint.auth == "oauth":
+        if oauth is None:
+            raise OptionError(_no_oauth(adapter))
+        return _signed_in(adapter, endpoint, oauth, environ) or _no_sign_in(adapter, oauth, environ)
+    key = _found_key(adapter, endpoint, environ)
+    if key is not None or endpoint.api_key_env is not None:
+        return replace(endpoint, api_key=_api_key(adapter, endpoint, environ), auth="api-key")
+    signed = _signed_in(adapter, endpoint, oauth, environ) if oauth is not None else None
+    if signed is not None:
+        return signed
+    try:
+        return replace(endpoint, api_key=_api_key(adapter, endpoint, environ), auth="api-key")
+    except OptionError as exc:
+        if oauth is None:
+            raise
+        raise OptionError(f"{exc}; or sign in: {_sign_in_ways(oauth, environ)}") from None
+
+
+def _found_key(adapter: Adapter, endpoint: Endpoint, environ: Mapping[str, str]) -> str | None:
+    """The caller's key for ``endpoint`` if one is set (given, or in the wire's usual variable)."""
+    if endpoint.api_key is not None:
+        return endpoint.api_key
+    wiring = _wiring(adapter) or {}
+    for name in WIRE_KEY_VARIABLES.get(str(wiring.get("wire_api")), ()):
+        if environ.get(name):
+            return environ[name]
+    return None
+
+
+def _signed_in(
+    adapter: Adapter, endpoint: Endpoint, oauth: Mapping[str, Any], environ: Mapping[str, str]
+) -> Endpoint | None:
+    """``endpoint`` in ``oauth`` mode when there is a sign-in to use: a token, or a copied sign-in file."""
+    for name in oauth.get("token_env", ()):
+        if environ.get(name):
+            return replace(endpoint, api_key=None, auth="oauth", token=(name, environ[name]))
+    if endpoint.credentials and _sign_in_files(oauth, environ, present=True):
+        return replace(endpoint, api_key=None, auth="oauth", token=None)
+    return None
+
+
+def _sign_in_files(oauth: Mapping[str, Any], environ: Mapping[str, str], *, present: bool) -> list[Path]:
+    """The sign-in files of the caller's real home (where ``--credentials`` copies from): those that
+    hold a sign-in (``present``), or all of them."""
+    real = environ.get("HOME", str(Path.home()))
+    found = []
+    for sign_in in oauth.get("sign_in", ()):
+        path = templates.expand_path(sign_in["path"], env={}, home=real, workdir=real)
+        if not present or _holds_sign_in(path, sign_in.get("key")):
+            found.append(path)
+    return found
+
+
+def _holds_sign_in(path: Path, key: str | None) -> bool:
+    """Whether ``path`` is a regular file (holding ``key`` with a value, when one is named)."""
+    try:
+        if not path.is_file():
+            return False
+        if key is None:
+            return True
+        with path.open("rb") as handle:
+            data = json.loads(handle.read(_SIGN_IN_BYTES))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get(key) is not None
+
+
+def _no_oauth(adapter: Adapter) -> str:
+    wire = str((_wiring(adapter) or {}).get("wire_api"))
+    keys = " or ".join(WIRE_KEY_VARIABLES.get(wire, ())) or "its key's variable"
+    return (
+        f"--auth oauth: harness {adapter.harness!r} (adapter {adapter.name!r}) has no subscription "
+        f"sign-in tackroom can point at an endpoint (no [adapter.{adapter.name}.model_endpoint.oauth] "
+        f"table): use --auth api-key with {keys} set (or --api-key-env NAME), or declare one in an "
+        "operator adapter file"
+    )
+
+
+def _no_sign_in(adapter: Adapter, oauth: Mapping[str, Any], environ: Mapping[str, str]) -> Endpoint:
+    raise OptionError(
+        f"--auth oauth: no sign-in for harness {adapter.harness!r} (adapter {adapter.name!r}): "
+        f"{_sign_in_ways(oauth, environ)}"
+    )
+
+
+def _sign_in_ways(oauth: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """How a user gives the harness its sign-in, as the adapter's oauth table says."""
+    ways = [f"set {name}" for name in oauth.get("token_env", ())]
+    held = _sign_in_files(oauth, environ, present=True)
+    if held:
+        ways.append(f"add --credentials to use the sign-in in {held[0]}")
+    elif oauth.get("sign_in"):
+        where = ", ".join(str(path) for path in _sign_in_files(oauth, environ, present=False))
+        ways.append(f"sign in to the harness ({where}) and add --credentials")
+    return ", or ".join(ways)
 
 
 def _api_key(adapter: Adapter, endpoint: Endpoint, environ: Mapping[str, str]) -> str:
@@ -347,7 +476,7 @@ def _argv(
                 argv += _render_option(templates_by_option[name], name, values[name], env)
         elif element == "{{endpoint}}":
             if endpoint is not None and wiring is not None:
-                argv += [_endpoint_text(e, adapter, endpoint, model) for e in wiring.get("argv", ())]
+                argv += [_endpoint_text(e, adapter, endpoint, model) for e in _mode(wiring, endpoint)["argv"]]
         elif element == "{{trust}}":
             trust_argv = _trusted(data.get("trust", {}), native, "argv", [])
             argv += [templates.substitute(e, {"workdir": str(workdir)}) for e in trust_argv]
@@ -376,11 +505,23 @@ def _wiring(adapter: Adapter) -> Mapping[str, Any] | None:
     return wiring
 
 
+def _mode(wiring: Mapping[str, Any], endpoint: Endpoint) -> dict[str, Any]:
+    """The endpoint wiring of the endpoint's sign-in: the oauth table's, or the key's (the table's own)."""
+    table = wiring.get("oauth") if endpoint.auth == "oauth" else None
+    table = table if table is not None else wiring
+    return {
+        "argv": table.get("argv", ()),
+        "env": table.get("env", {}),
+        "files": wiring.get("files", ()) if table is wiring else (),
+        "base_url_v1": bool(table.get("base_url_v1")),
+    }
+
+
 def _endpoint_values(adapter: Adapter, endpoint: Endpoint, model: str | None) -> dict[str, str]:
     wiring = _wiring(adapter)
     assert wiring is not None
     values = {
-        "base_url": endpoint.url_for(bool(wiring.get("base_url_v1"))),
+        "base_url": endpoint.url_for(_mode(wiring, endpoint)["base_url_v1"]),
         "api_key": endpoint.api_key or "",
     }
     if model is not None:
@@ -458,7 +599,11 @@ class _EnvBuilder:
         assert wiring is not None
         if endpoint.api_key:
             self.secret_values.add(endpoint.api_key)
-        for name, value in wiring.get("env", {}).items():
+        if endpoint.token is not None:
+            # The sign-in's token goes through as the caller set it, and is as secret as a key.
+            self.secret_values.add(endpoint.token[1])
+            self.add(*endpoint.token, "endpoint", secret=True)
+        for name, value in _mode(wiring, endpoint)["env"].items():
             text = _endpoint_text(value, self.adapter, endpoint, model)
             self.add(name, text, "endpoint", secret="{{api_key}}" in value)
 
@@ -483,7 +628,7 @@ def _files(
     if endpoint is None or wiring is None:
         return ()
     values = _endpoint_values(adapter, endpoint, model)
-    return tuple(_staged(staged, values, env, home, workdir) for staged in wiring.get("files", ()))
+    return tuple(_staged(staged, values, env, home, workdir) for staged in _mode(wiring, endpoint)["files"])
 
 
 def _trust_files(

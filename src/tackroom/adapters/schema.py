@@ -150,6 +150,39 @@ class EndpointFile(Strict):
     """The content; strings may use ``{{base_url}}``, ``{{api_key}}`` and ``{{model}}``."""
 
 
+class SignIn(Strict):
+    """A file the harness's own sign-in leaves in its config (copied into a run by ``--credentials``)."""
+
+    path: str
+    """Where, as a path template under ``~`` (the caller's real home), e.g.
+    ``${CODEX_HOME:-~/.codex}/auth.json``."""
+    key: str | None = None
+    """A top-level key of the JSON file that holds the sign-in (``tokens``); None: the file being there
+    is enough. A file without it (an API-key login) is no sign-in."""
+
+
+class EndpointOAuth(Strict):
+    """How the harness reaches an endpoint on a subscription sign-in instead of an API key
+    (``--auth oauth``): tackroom sets no key, passes the token through, and forwards the harness's
+    bearer as it is sent. ``env`` and ``argv`` replace the endpoint's own in this mode."""
+
+    token_env: list[EnvName] = []
+    """The caller's variables that carry a sign-in token (``CLAUDE_CODE_OAUTH_TOKEN``): the first one
+    set is passed to the harness, as a secret."""
+    sign_in: list[SignIn] = []
+    """Files the harness's own sign-in leaves: with ``--credentials`` (which copies them in) one of
+    them being there is a sign-in too."""
+    sends: Literal["bearer"] = "bearer"
+    """The header the harness sends the token in: ``Authorization: Bearer <token>``."""
+    base_url_v1: bool = False
+    """Whether ``{{base_url}}`` ends in ``/v1`` in this mode."""
+    env: dict[EnvName, EnvValue] = {}
+    """Variables to set; values may use ``{{base_url}}`` and ``{{model}}`` (never ``{{api_key}}``)."""
+    argv: Template = []
+    """Elements inserted at ``{{endpoint}}`` in ``one_shot`` in this mode: the route a signed-in
+    harness takes (Codex's ChatGPT backend, ``{{base_url}}/backend-api/codex``)."""
+
+
 class ModelEndpoint(Strict):
     """How to point the harness at a model base URL (the mock, a gateway, any endpoint)."""
 
@@ -167,6 +200,9 @@ class ModelEndpoint(Strict):
     """The model name to ask for when none is given (the harness needs one it can route)."""
     model_format: str = "{{model}}"
     """How the harness spells a model served by this endpoint, e.g. ``provider/{{model}}``."""
+    oauth: EndpointOAuth | None = None
+    """How it reaches the endpoint signed in to a subscription instead of with an API key; absent:
+    it cannot (``--auth oauth`` is refused)."""
 
 
 class TrustFile(Strict):

@@ -154,6 +154,7 @@ _RUN_OPTIONS: dict[str, tuple[str, str]] = {
     "--mock-text": ("mock_text", "value"),
     "--base-url": ("base_url", "value"),
     "--api-key-env": ("api_key_env", "value"),
+    "--auth": ("auth", "value"),
     "--gateway": ("gateway", "value"),
     "--capture": ("capture", "flag"),
     "--mock-log": ("mock_log", "value"),
@@ -216,6 +217,8 @@ def _checked_run(words: list[str], found: dict[str, Any]) -> dict[str, Any] | No
         return None
     if found.get("network", "host") not in ("host", "none"):
         return None
+    if found.get("auth", "api-key") not in ("api-key", "oauth"):
+        return None
     if sum(k in found for k in ("mock", "mock_text", "base_url")) > 1:
         return None
     try:  # the option callbacks of the full command (Typer's error is left to it to say)
@@ -262,6 +265,7 @@ def run_quickly(args: list[str]) -> int | None:
         mock_text=found.get("mock_text"),
         base_url=found.get("base_url"),
         api_key_env=found.get("api_key_env"),
+        auth=found.get("auth"),
         mock_log=paths.get("mock_log"),
         timeout_s=found.get("timeout", 600.0),
         home="real" if found.get("home") == "real" else "isolated",

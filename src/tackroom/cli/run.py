@@ -35,6 +35,12 @@ def run_command(
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
+    auth: str | None = typer.Option(
+        None,
+        "--auth",
+        help="How the harness signs in to the endpoint: api-key, or oauth (a subscription: its token "
+        "variable, or its own sign-in with --credentials). Default: a key if one is set, else a sign-in.",
+    ),
     gateway: str | None = typer.Option(
         None,
         "--gateway",
@@ -89,6 +95,8 @@ def run_command(
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
     if network not in (None, "host", "none"):
         raise typer.BadParameter("must be 'host' or 'none'", param_hint="--network")
+    if auth not in (None, "api-key", "oauth"):
+        raise typer.BadParameter("must be 'api-key' or 'oauth'", param_hint="--auth")
     if sum(x is not None for x in (mock, mock_text, base_url)) > 1:
         raise typer.BadParameter("choose one of --mock, --mock-text and --base-url")
     if profile and no_profile:
@@ -112,6 +120,7 @@ def run_command(
         mock_text=mock_text,
         base_url=base_url,
         api_key_env=api_key_env,
+        auth=auth,
         mock_log=mock_log,
         timeout_s=timeout,
         home="real" if home == "real" else "isolated",

@@ -170,7 +170,12 @@ def stage(
         sandbox = get_sandbox(spec.sandbox)(_places(prepared, run_home, local), spec.network, spec.image)
         stack.callback(sandbox.stop)
         if endpoint is not None:  # the harness reaches the mock or the gateway as the sandbox shows it
-            endpoint = replace(endpoint, base_url=sandbox.visible_url(endpoint.base_url))
+            endpoint = replace(
+                endpoint,
+                base_url=sandbox.visible_url(endpoint.base_url),
+                auth=spec.auth,
+                credentials=spec.credentials,
+            )
         plan = plan_run(
             adapter,
             spec.prompt,

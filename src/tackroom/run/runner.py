@@ -31,6 +31,7 @@ from tackroom.run.sandbox import Network, get_sandbox
 from tackroom.run.services import captured, fetched, start_services
 from tackroom.run.services import vocabulary as vocabulary
 from tackroom.run.session import EventCallback, execute
+from tackroom.run.spec import AuthMode as AuthMode
 from tackroom.run.spec import HomeMode as HomeMode
 from tackroom.run.spec import ProfileRef, RunSpec, checked_workdir
 from tackroom.run.spec import check_base_url as check_base_url
@@ -67,6 +68,7 @@ async def arun(
     mock_text: str | None = None,
     base_url: str | None = None,
     api_key_env: str | None = None,
+    auth: AuthMode | None = None,
     mock_log: Path | None = None,
     timeout_s: float = 600.0,
     home: HomeMode = "isolated",
@@ -113,7 +115,10 @@ async def arun(
     as it is and left running); a mock run gets the mock's dummy key and none
     of the caller's credentials. ``base_url`` points the harness at any other
     endpoint with the caller's own key: the variable ``api_key_env`` names, else
-    the wire's usual one (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...). With
+    the wire's usual one (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ...), or, with no key set,
+    a subscription sign-in (``auth="oauth"`` asks for one, ``"api-key"`` for a key): the token
+    variable the adapter's ``[model_endpoint.oauth]`` names (``CLAUDE_CODE_OAUTH_TOKEN``), or,
+    with ``credentials=True``, the harness's own sign-in copied in (Codex's ChatGPT login). With
     neither the harness uses its own defaults and the caller's keys (its
     adapter's ``env.pass``). ``home="real"`` runs against the caller's real
     home; ``credentials=True`` copies the harness's real config dirs into the
@@ -178,6 +183,7 @@ async def arun(
             "mock_text": mock_text,
             "base_url": base_url,
             "api_key_env": api_key_env,
+            "auth": auth,
             "harness_version": harness_version,
             "gateway": gateway,
             "transport": transport,
@@ -213,6 +219,7 @@ async def arun(
                 mock_text=mock_text,
                 base_url=base_url,
                 api_key_env=api_key_env,
+                auth=auth,
                 timeout_s=timeout_s,
                 home=home,
                 credentials=credentials,

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from tackroom.mock import Script
 
 HomeMode = Literal["isolated", "real"]
+AuthMode = Literal["api-key", "oauth"]
+"""How the harness signs in to its endpoint (:data:`tackroom.adapters.plan.AuthMode`)."""
 ProfileRef = Literal["default", "none", "given"]
 """``default``: the global profile plus the project's; ``none``: no profile; ``given``: a
 :class:`~tackroom.profile.model.Profile` object handed to ``arun`` beside the spec (not part of
@@ -70,6 +72,11 @@ class RunSpec:
     """Point the harness at this endpoint with the caller's own key."""
     api_key_env: str | None = None
     """The variable holding the key for ``base_url`` or ``gateway``."""
+    auth: AuthMode | None = None
+    """How the harness signs in to ``base_url``, ``gateway`` or the run's own gateway: ``api-key``, or
+    ``oauth`` (a subscription: the adapter's ``[model_endpoint.oauth]``, its token passed through or
+    its own sign-in copied in by ``credentials``); None: chosen by itself, a key if there is one,
+    else a sign-in."""
     gateway: str | None = None
     """Send the model calls through this running ``tackroom gateway``, under the run's trace id."""
     capture: bool = False
@@ -97,6 +104,8 @@ class RunSpec:
         for name in ("capture", "credentials"):
             if not isinstance(getattr(self, name), bool):
                 raise RunSpecError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.auth is not None and self.auth not in get_args(AuthMode):
+            raise RunSpecError(f"auth must be 'api-key' or 'oauth', got {self.auth!r}")
         if self.home not in get_args(HomeMode):
             raise RunSpecError(f"home must be 'isolated' or 'real', got {self.home!r}")
         if self.profile not in get_args(ProfileRef):
@@ -117,6 +126,7 @@ class RunSpec:
             self.api_key_env,
             self.gateway,
             self.capture,
+            self.auth,
         )
         object.__setattr__(self, "timeout_s", float(self.timeout_s))
 
@@ -244,6 +254,7 @@ def check_run_values(
     api_key_env: str | None,
     gateway: str | None = None,
     capture: bool = False,
+    auth: str | None = None,
 ) -> None:
     """Refuse values that would make a run wait forever, end at once, go nowhere, or leak a credential."""
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or not 0 < timeout_s < math.inf:
@@ -257,6 +268,18 @@ def check_run_values(
         )
     if api_key_env is not None and base_url is None and gateway is None:
         raise RunSpecError("--api-key-env names the key for --base-url or --gateway; give the endpoint too")
+    if auth is not None and not (mock or base_url or gateway or capture):
+        raise RunSpecError(
+            "--auth says how the harness signs in to --base-url, --gateway or --capture's gateway; "
+            "give the endpoint too (without one the harness signs in as it does on its own)"
+        )
+    if auth == "oauth" and mock:
+        raise RunSpecError(
+            "--auth oauth: a run against the mock gets no real credential; serve the mock on its own "
+            "(`tackroom mock serve`) and point the harness at it with --base-url"
+        )
+    if auth == "oauth" and api_key_env is not None:
+        raise RunSpecError("--api-key-env names a key, and --auth oauth sends none: choose one")
     if base_url is not None:
         check_base_url(base_url)
     if gateway is not None:
