@@ -241,3 +241,31 @@ def test_eval_run_refuses_endpoints_that_cannot_go_together(tmp_path: Path) -> N
         shown = " ".join(re.sub("[│╭╮╰╯─]", " ", done.stderr).split())
         assert done.returncode != 0 and said in shown, (extra, shown)
         assert not (tmp_path / "eval").exists()
+
+
+def test_a_matrix_says_how_its_harnesses_sign_in(suite: Path) -> None:
+    """``auth`` per axis: a subscription sign-in for one harness, a key for the others (issue 26 item 17)."""
+    (suite / "matrix.toml").write_text(
+        '[matrix]\ntasks = ["tasks/alpha"]\nharnesses = ["claude-code", "codex", "oracle"]\n'
+        'base_url = "http://127.0.0.1:8400"\nauth = "api-key"\n'
+        '[harness.claude-code]\nauth = "oauth"\n'
+    )
+    cells = {c.harness: c for c in load_matrix(suite / "matrix.toml").cells}
+    assert (cells["claude-code"].auth, cells["codex"].auth, cells["oracle"].auth) == (
+        "oauth",
+        "api-key",
+        None,
+    )
+    assert cells["claude-code"].id != cells["codex"].id
+    (suite / "bad.toml").write_text(
+        '[matrix]\ntasks = ["tasks/alpha"]\nharnesses = ["claude-code"]\nauth = "token"\n'
+    )
+    with pytest.raises(MatrixError) as raised:
+        load_matrix(suite / "bad.toml")
+    assert {(p.line, p.key) for p in raised.value.problems} == {(4, "matrix.auth")}
+    assert "must be 'api-key' or 'oauth', got 'token'" in str(raised.value)
+    (suite / "bad.toml").write_text(
+        '[matrix]\ntasks = ["tasks/alpha"]\nharnesses = ["claude-code"]\nmock_text = "x"\nauth = "oauth"\n'
+    )
+    with pytest.raises(MatrixError, match="a run against the mock gets no real credential"):
+        load_matrix(suite / "bad.toml")

@@ -33,6 +33,7 @@ from tackroom.eval.rewards import Reward, read_reward
 from tackroom.eval.tasks import Healthcheck, Step, Task, resolve_env
 from tackroom.profile.model import Profile
 from tackroom.run.sandbox import Network, Places, get_sandbox
+from tackroom.run.spec import AuthMode
 
 ORACLE = "oracle"
 """The harness name that runs the task's own ``solution/solve.sh`` as the agent."""
@@ -91,6 +92,8 @@ class Cell:
     run's trace id: the cell's usage gets its third way from the gateway's record."""
     api_key_env: str | None = None
     """The variable holding the key for ``base_url`` or ``gateway``."""
+    auth: AuthMode | None = None
+    """How the harness signs in to its endpoint: ``api-key`` or ``oauth`` (None: chosen by itself)."""
     options: Mapping[str, Any] = field(default_factory=dict)
     profile: Profile | None = None
     """The profile rendered into the harness's home (rules, skills, MCP servers, ...); None: none."""
@@ -128,6 +131,8 @@ class Cell:
             "capture": self.capture,
             "repeat": self.repeat,
         }
+        if self.auth is not None:  # only when chosen: the cells of matrices without it keep their ids
+            value["auth"] = self.auth
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -617,6 +622,7 @@ class _CellRun:
             base_url=cell.base_url,
             gateway=cell.gateway,
             api_key_env=cell.api_key_env,
+            auth=cell.auth,
             timeout_s=cell.agent_timeout,
             profile="none" if cell.profile is None else "given",
             capture=cell.capture and cell.gateway is None,

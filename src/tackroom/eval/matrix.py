@@ -21,6 +21,7 @@ of them at once. Paths are relative to the matrix file. ::
     [model.gpt-5]
     gateway = "http://gw.internal:8300" # a running `tackroom gateway`: each cell under its trace id
     api_key_env = "GATEWAY_KEY"         # the key for base_url or gateway
+    auth = "api-key"                    # or "oauth": a subscription sign-in (default: a key if set)
 
     [options]                           # option values for every cell
     max_turns = 20
@@ -57,7 +58,7 @@ from tackroom.eval.cell import ORACLE, Cell
 from tackroom.eval.tasks import Task, check_task
 
 SETTINGS = (
-    "mock", "mock_text", "base_url", "gateway", "api_key_env", "options", "profile", "sandbox",
+    "mock", "mock_text", "base_url", "gateway", "api_key_env", "auth", "options", "profile", "sandbox",
     "agent_timeout", "verifier_timeout", "capture",
 )  # fmt: skip
 """What may be set at the top, per model, per harness, per task and per cell."""
@@ -255,6 +256,12 @@ class _Reader:
                 self._problem((*key, "api_key_env"), f"must name an environment variable, got {name!r}")
             else:
                 found["api_key_env"] = name
+        auth = self._text(table, (*key, "auth"))
+        if auth is not None:
+            if auth not in ("api-key", "oauth"):
+                self._problem((*key, "auth"), f"must be 'api-key' or 'oauth', got {auth!r}")
+            else:
+                found["auth"] = auth
         if "options" in table:
             found["options"] = self._options(table, (*key, "options"))
         if "profile" in table:
@@ -424,6 +431,14 @@ def _conflict(chosen: Mapping[str, Any]) -> str | None:
         return "gateway sends the runs through a running gateway and capture starts one: choose one"
     if chosen.get("api_key_env") and not (chosen.get("base_url") or chosen.get("gateway")):
         return "api_key_env names the key for base_url or gateway, and neither is set"
+    if chosen.get("auth") == "oauth" and chosen.get("mock"):
+        return "auth 'oauth': a run against the mock gets no real credential; give base_url or gateway"
+    if chosen.get("auth") == "oauth" and chosen.get("api_key_env"):
+        return "api_key_env names a key, and auth 'oauth' sends none: choose one"
+    if chosen.get("auth") and not (
+        chosen.get("mock") or chosen.get("base_url") or chosen.get("gateway") or chosen.get("capture", True)
+    ):
+        return "auth says how the harness signs in to an endpoint, and the cell has none (nor capture)"
     return None
 
 
@@ -444,6 +459,7 @@ def _cell(
         base_url=chosen.get("base_url") if harness != ORACLE else None,
         gateway=chosen.get("gateway") if harness != ORACLE else None,
         api_key_env=chosen.get("api_key_env") if harness != ORACLE else None,
+        auth=chosen.get("auth") if harness != ORACLE else None,
         options=chosen.get("options", {}) if harness != ORACLE else {},
         profile=chosen.get("profile") if harness != ORACLE else None,
         sandbox=chosen.get("sandbox", "bwrap"),
