@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -271,7 +272,14 @@ def test_render_of_an_import_reproduces_it(adapter: Adapter, tmp_path: Path) -> 
     data = json.loads((tmp_path / "opencode.json").read_text(encoding="utf-8"))
     assert data["permission"]["bash"] == {"*": "allow", "git push*": "ask", "rm -rf*": "deny"}
     assert data["theme"] == "tokyonight" and data["mcp"]["local-db"]["enabled"] is False
-    head = (tmp_path / ".opencode/agent/reviewer.md").read_text(encoding="utf-8")
+    # The agent file comes back where it was, as it was; rendered afresh (no origins), it is written
+    # in opencode's own shape.
+    agent = ".opencode/agents/reviewer.md"
+    assert (tmp_path / agent).read_bytes() == (FIXTURE / agent).read_bytes()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    write(plan_render(replace(found, origins=()), adapter, root=fresh, scope="project"))
+    head = (fresh / ".opencode/agent/reviewer.md").read_text(encoding="utf-8")
     assert "  bash: false\n" in head and "mode: subagent\n" in head
 
 

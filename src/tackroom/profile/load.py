@@ -20,6 +20,8 @@ Layout::
     env.toml                        [env] the session environment
     native/<harness>/settings.json  keys of that harness's settings, kept as it wrote them
     native/<harness>/files/...      files under its configuration directory, kept as they are
+    native/<harness>/origins.json   the native files imported items came from, to render them
+                                    back as they were (:mod:`tackroom.profile.origins`)
 
 Tools, hook matchers and permission rules are tool references and models are
 model references (:mod:`tackroom.profile.tools`). Descriptions and names in
@@ -54,6 +56,7 @@ from tackroom.profile.model import (
     HookAction,
     McpServer,
     Native,
+    Origin,
     Permissions,
     Profile,
     Rule,
@@ -117,6 +120,7 @@ def load_profile(dirs: Iterable[Path], harnesses: Iterable[str] | None = None) -
         permissions=permissions,
         env=tuple(sorted(env.items())),
         native=pick("native"),
+        origins=tuple(reader.origins.values()),
         sources=tuple(str(d) for d in dirs),
     )
 
@@ -128,6 +132,8 @@ class _Reader:
     def __init__(self, harnesses: set[str] | None) -> None:
         self.harnesses = harnesses
         self.problems: list[Problem] = []
+        self.origins: dict[tuple[str, str, str], Origin] = {}
+        """Origins by (adapter, scope, path): a later directory's replaces an earlier one's."""
 
     def problem(self, path: Path, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(Problem(str(path), key, message, line))
@@ -694,9 +700,13 @@ class _Reader:
                 continue
             settings: tuple[tuple[str, Any], ...] = ()
             files: tuple[tuple[str, bytes], ...] = ()
+            only_origins = False
             for entry in self._entries(harness_dir):
                 if entry.is_symlink():
                     self.problem(entry, "", _LINK)
+                elif entry.name == "origins.json" and entry.is_file():
+                    self._origins(entry, harness_dir.name)
+                    only_origins = True
                 elif entry.name == "settings.json" and entry.is_file():
                     text = self._text(entry)
                     try:
@@ -711,8 +721,64 @@ class _Reader:
                 elif entry.name == "files" and entry.is_dir():
                     files = tuple(self._skill_files(entry, entry))
                 else:
-                    self.problem(entry, "", "a native directory holds settings.json and files/")
-            yield Native(harness_dir.name, settings, files)
+                    self.problem(entry, "", "a native directory holds settings.json, files/ and origins.json")
+            if settings or files or not only_origins:
+                yield Native(harness_dir.name, settings, files)
+
+    def _origins(self, path: Path, harness: str) -> None:
+        """``native/<harness>/origins.json``: the native files imported items came from, as they were."""
+        import base64
+        import binascii
+        import json
+
+        from tackroom.profile.origins import safe_path
+
+        text = self._text(path)
+        try:
+            data = json.loads(text) if text is not None else {"origins": []}
+        except (ValueError, RecursionError) as exc:
+            self.problem(path, "", f"not JSON: {exc}")
+            return
+        entries = data.get("origins") if isinstance(data, dict) and set(data) == {"origins"} else None
+        if not isinstance(entries, list):
+            self.problem(path, "", 'must be {"origins": [...]}')
+            return
+        for n, entry in enumerate(entries):
+            where = f"origins[{n}]"
+            keys = {"adapter", "scope", "path", "items"}
+            if not isinstance(entry, dict) or not keys <= set(entry) <= keys | {"text", "base64"}:
+                self.problem(path, where, f"an origin has {', '.join(sorted(keys))} and text or base64")
+                continue
+            items = entry["items"]
+            if not (
+                all(isinstance(entry[k], str) for k in ("adapter", "path"))
+                and entry["scope"] in ("home", "project")
+                and safe_path(entry["path"])
+                and isinstance(items, list)
+                and all(
+                    isinstance(i, list) and len(i) == 3 and all(isinstance(v, str) for v in i) for i in items
+                )
+            ):
+                self.problem(
+                    path,
+                    where,
+                    "adapter, scope (home or project), a relative path, [kind, name, digest] items",
+                )
+                continue
+            try:
+                raw = (
+                    entry["text"].encode("utf-8")
+                    if isinstance(entry.get("text"), str)
+                    else base64.b64decode(entry["base64"], validate=True)
+                    if isinstance(entry.get("base64"), str)
+                    else None
+                )
+            except (binascii.Error, UnicodeEncodeError):
+                self.problem(path, where, "text: not the file's bytes")
+                continue
+            said = tuple((a, b, c) for a, b, c in items)
+            origin = Origin(entry["adapter"], harness, entry["scope"], entry["path"], said, raw)
+            self.origins[origin.adapter, origin.scope, origin.path] = origin
 
 
 _WORD = {

@@ -122,8 +122,10 @@ class Settings:
         old = table.get(name)
         if isinstance(entry, list):
             if old is not None and not isinstance(old, list):
-                self.conflicts.append(f"{key}.{name} is not a list")
-                return
+                if not owned.owns_entry(self.rel, key, name, old):
+                    self.conflicts.append(f"{key}.{name} is not a list")
+                    return
+                old = None  # tackroom wrote it whole (a native file written back as it was)
             # What another output of this same render already put here (record) stays; what an
             # earlier render wrote (owned) is replaced by this output's items.
             users = [

@@ -176,6 +176,28 @@ class Native:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Import: one native file as it was, for rendering the same items back into it unchanged.
+
+    What the neutral model does not carry (the file's own path, its frontmatter's
+    key order and quoting, its line ends, a settings file's layout) is kept here.
+    A render for the same adapter and scope writes ``data`` (or, when None, what
+    it renders anyway, which was the same bytes) at ``path`` as long as every item
+    in ``items`` is still there and unchanged; otherwise the items render as usual.
+    """
+
+    adapter: str
+    harness: str
+    scope: str
+    path: str
+    """The file, relative to the root imported (and rendered into), with ``/``."""
+    items: tuple[tuple[str, str, str], ...]
+    """(profile attribute, item name, digest of the item) of each item read from it."""
+    data: bytes | None = None
+    """The file's bytes, kept when the usual render would write other bytes."""
+
+
+@dataclass(frozen=True)
 class Profile:
     """Everything a profile holds, each kind sorted by name."""
 
@@ -193,6 +215,8 @@ class Profile:
     """The directories it was read from, in layering order."""
     withheld: tuple[str, ...] = field(default=(), compare=False)
     """Items left out for want of the user's trust, each with why and the fix (see ``tackroom.trust``)."""
+    origins: tuple[Origin, ...] = field(default=(), compare=False)
+    """Import: the native files the items were read from (:class:`Origin`); not what the profile says."""
 
     def for_harness(self, harness: str) -> Profile:
         """Only the items that apply to ``harness``, with their harness lists cleared."""
@@ -215,6 +239,7 @@ class Profile:
             tuple(n for n in self.native if n.harness == harness),
             self.sources,
             self.withheld,
+            self.origins,
         )
 
     def __bool__(self) -> bool:

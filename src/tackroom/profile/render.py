@@ -22,19 +22,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters import templates
 from tackroom.errors import ProfileError, TackroomError, UnsafePathError
 from tackroom.paths import Transaction, inside, read_inside
-from tackroom.profile import jsonc
+from tackroom.profile import jsonc, origins
 from tackroom.profile.engines import engine, tree
 from tackroom.profile.engines.base import Context, Drop, Engine, Kind, Output, Passthrough
 from tackroom.profile.load import check_item_name
 from tackroom.profile.merge import Settings
-from tackroom.profile.model import Hook, Native, Permissions, Profile
+from tackroom.profile.model import Hook, Native, Origin, Permissions, Profile
 from tackroom.profile.owned import LEGACY, OWNED, Owned, Record, digest, read_record
 
 if TYPE_CHECKING:
@@ -131,6 +131,54 @@ def plan_render(
     """
     mine = profile.for_harness(adapter.harness)
     _check_names(mine)
+    workdir = workdir or root
+
+    def render(part: Profile) -> tuple[list[Output], list[Drop]]:
+        return _render(part, adapter, root=root, scope=scope, workdir=workdir)
+
+    own = [o for o in profile.origins if (o.adapter, o.scope) == (adapter.name, scope)]
+    if own:
+        places = _places(adapter, scope, root, workdir)
+        own = [o for o in own if _placed(o, places, root)]
+    outputs, drops = origins.render(mine, own, render, root) if own else render(mine)
+    return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
+
+
+def _places(adapter: Adapter, scope: Scope, root: Path, workdir: Path) -> dict[str, list[str]]:
+    """Per profile attribute: the files and folders ``adapter`` reads its items from (import's places)."""
+    caps = adapter.spec.capabilities
+    found: dict[str, list[str]] = {}
+    for kind, attr in KINDS.items():
+        capability = getattr(caps, kind)
+        for raw in (
+            (capability.path if scope == "home" else capability.project, *capability.also)
+            if capability
+            else ()
+        ):
+            path = _target(capability, scope, root, workdir, adapter, raw) if raw else None
+            if path is not None:
+                found.setdefault(attr, []).append(os.path.normpath(path))
+    for place in adapter.spec.reads:
+        raw = place.path if scope == "home" else place.project
+        path = _target(_place(adapter, place), scope, root, workdir, adapter, raw) if raw else None
+        if path is not None and place.reason is None:
+            found.setdefault(KINDS[place.kind], []).append(os.path.normpath(path))
+    return found
+
+
+def _placed(origin: Origin, places: dict[str, list[str]], root: Path) -> bool:
+    """Whether an origin's file is where the adapter reads each of its items from (never elsewhere)."""
+    target = os.path.normpath(root / origin.path)
+    return all(
+        any(target == p or target.startswith(p.rstrip(os.sep) + os.sep) for p in places.get(attr, ()))
+        for attr, _, _ in origin.items
+    )
+
+
+def _render(
+    mine: Profile, adapter: Adapter, *, root: Path, scope: Scope, workdir: Path
+) -> tuple[list[Output], list[Drop]]:
+    """The outputs and drops of rendering ``mine`` (the profile as ``adapter``'s harness sees it)."""
     outputs: list[Output] = []
     drops: list[Drop] = []
     caps = adapter.spec.capabilities
@@ -145,7 +193,7 @@ def plan_render(
                 Drop(adapter.harness, _SINGULAR[kind], n, why) for i in items for n in item_names(kind, i)
             ]
             continue
-        path = _target(capability, scope, root, workdir or root, adapter)
+        path = _target(capability, scope, root, workdir, adapter)
         if path is None:
             why = f"no {scope}-level {kind.replace('_', '-')}"
             drops += [
@@ -157,7 +205,7 @@ def plan_render(
         if kind == "hooks" and not renderer.sources:
             items = _every_start(ctx, items)
         outputs += renderer.render(ctx, items)
-    return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
+    return outputs, drops
 
 
 def _every_start(ctx: Context, hooks: list[Hook]) -> list[Hook]:
@@ -267,7 +315,9 @@ def import_native(
     settings: dict[str, Any] = {}
     files: dict[str, bytes] = {}
     refused: set[Path] = set()
-    origins: dict[str, Path] = {}
+    kept_from: dict[str, Path] = {}
+    read: list[tuple[origins.Key, Path]] = []
+    lossy: set[Path] = set()
 
     def at(kind: Kind, capability: Any, raw: str | None) -> Context | None:
         """The context of reading one place (None: it has no place in this scope)."""
@@ -276,7 +326,7 @@ def import_native(
             return None
         _under(root, path)
         return Context(
-            adapter, kind, capability, path, drops, passed, settings, files, root, refused, origins
+            adapter, kind, capability, path, drops, passed, settings, files, root, refused, kept_from
         )
 
     for kind, attr in KINDS.items():
@@ -286,13 +336,13 @@ def import_native(
         for raw in (capability.path if scope == "home" else capability.project, *capability.also):
             ctx = at(kind, capability, raw)
             if ctx is not None:
-                _gather(ctx, found[attr])
+                _gather(ctx, found[attr], read, lossy)
     for place in adapter.spec.reads:
         ctx = at(place.kind, _place(adapter, place), place.path if scope == "home" else place.project)
         if ctx is not None and place.reason is not None:
             _unread(ctx, place.reason, place.ending)
         elif ctx is not None:
-            _gather(ctx, found[KINDS[place.kind]])
+            _gather(ctx, found[KINDS[place.kind]], read, lossy)
 
     def pick(attr: str) -> tuple[Any, ...]:
         return tuple(item for _, item in sorted(found[attr].items()))
@@ -310,11 +360,54 @@ def import_native(
         env=pick("env"),
         native=native if settings or files else (),
     )
+    read += [(("native", key), path) for key, path in kept_from.items() if key in settings]
+    profile = _with_origins(
+        profile, adapter, root=root, scope=scope, workdir=workdir, read=read, drops=drops, lossy=lossy
+    )
     return Imported(adapter.name, profile, tuple(drops), tuple(passed))
 
 
-def _gather(ctx: Context, found: dict[Any, Any]) -> None:
+def _with_origins(
+    profile: Profile,
+    adapter: Adapter,
+    *,
+    root: Path,
+    scope: Scope,
+    workdir: Path,
+    read: list[tuple[origins.Key, Path]],
+    drops: list[Drop],
+    lossy: set[Path],
+) -> Profile:
+    """``profile`` with the origins of its items (:mod:`tackroom.profile.origins`)."""
+    try:
+        usual = plan_render(profile, adapter, root=root, scope=scope, workdir=workdir).outputs
+    except TackroomError:
+        return profile  # nothing to compare with: the items render as usual
+    fresh: dict[str, bytes | None] = {}
+    for output in usual:
+        rel = os.path.relpath(output.path, root).replace(os.sep, "/")
+        fresh[rel] = None if output.merge or rel in fresh else _whole(output)
+    found = origins.collect(
+        profile,
+        adapter=adapter.name,
+        harness=adapter.harness,
+        scope=scope,
+        root=root,
+        read=read,
+        drops=drops,
+        lossy=lossy,
+        fresh=fresh,
+    )
+    return replace(profile, origins=found)
+
+
+def _gather(
+    ctx: Context, found: dict[Any, Any], read: list[tuple[origins.Key, Path]], lossy: set[Path]
+) -> None:
     """Read one native location into ``found`` (by item name): a name found before is dropped by name.
+
+    Each item kept is noted in ``read`` with the files it came from; a file that something was
+    dropped from while it was read goes in ``lossy``.
 
     Permission rules from several files (opencode's ``opencode.json`` and ``.opencode/opencode.json``)
     add up: every rule of each is kept (sorted, as one file of them reads back), and deny still wins
@@ -322,6 +415,7 @@ def _gather(ctx: Context, found: dict[Any, Any]) -> None:
     """
     if tree.refused(ctx, _SINGULAR[ctx.kind], ctx.path):
         return
+    dropped = len(ctx.drops)
     for item in _parse(ctx, engine(ctx.capability.render)):
         key = item[0] if ctx.kind == "env" else getattr(item, "name", ctx.kind)
         if ctx.kind == "permissions" and key in found:
@@ -333,6 +427,12 @@ def _gather(ctx: Context, found: dict[Any, Any]) -> None:
             ctx.drop(_SINGULAR[ctx.kind], str(key), f"also defined in {ctx.path}: kept the first")
         else:
             found[key] = item
+        if ctx.kind == "settings" or (found.get(key) is not item and ctx.kind != "permissions"):
+            continue
+        paths = [p for i, p in ctx.came_from if i is item] or ([ctx.path] if ctx.path.is_file() else [])
+        read += [((KINDS[ctx.kind], str(key)), p) for p in paths]
+    if len(ctx.drops) > dropped and ctx.path.is_file():
+        lossy.add(ctx.path)
 
 
 def _place(adapter: Adapter, place: Any) -> Any:
@@ -616,11 +716,12 @@ def _plan(rendereds: Sequence[Rendered], *, gitignore: bool) -> _Plan:
         done.add(rel)
         existing = read_inside(root, rel)
         if all(o.merge for _, o in outputs):
-            settings = Settings.read(target, rel, outputs[0][1].format, existing)
-            for adapter, output in outputs:
-                settings.merge(dict(output.data or {}), record.all(), fresh[adapter])
+            settings, native = _merge_into(target, rel, outputs, existing, record, fresh)
             if settings.conflicts:
                 plan.conflicts += [(target, f"{target}: {c}") for c in settings.conflicts]
+                continue
+            if native is not None:
+                plan.put(target, native, existing, outputs[0][0])
                 continue
             settings.remove_stale(before, _merged(fresh), others)
             _settle(plan, settings, existing, outputs[0][0])
@@ -666,6 +767,35 @@ def _plan(rendereds: Sequence[Rendered], *, gitignore: bool) -> _Plan:
     if gitignore:
         _gitignore(plan, kept)
     return plan
+
+
+def _merge_into(
+    target: Path,
+    rel: str,
+    outputs: list[tuple[str, Output]],
+    existing: bytes | None,
+    record: Record,
+    fresh: dict[str, Owned],
+) -> tuple[Settings, bytes | None]:
+    """A settings file with every output merged in, and the bytes to write in place of its dump.
+
+    Those are the native file the items were imported from (:attr:`Output.base`), when nothing
+    else is there yet (or it is as it was): tackroom then claims its entries as they stand there.
+    """
+    base = outputs[0][1].base
+    if base is not None and existing in (None, base) and all(o.base == base for _, o in outputs):
+        try:
+            data = Settings.read(target, rel, outputs[0][1].format, base).data
+        except TackroomError:
+            data = None
+        if data is not None:
+            settings = Settings.read(target, rel, outputs[0][1].format, None)
+            settings.merge(data, record.all(), fresh[outputs[0][0]])
+            return settings, base
+    settings = Settings.read(target, rel, outputs[0][1].format, existing)
+    for adapter, output in outputs:
+        settings.merge(dict(output.data or {}), record.all(), fresh[adapter])
+    return settings, None
 
 
 def _merged(claims: dict[str, Owned]) -> Owned:

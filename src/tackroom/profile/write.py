@@ -9,6 +9,7 @@ inside the target (no link followed); the files are written all or none.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from tackroom.errors import ProfileError
 from tackroom.paths import Transaction, inside, read_inside
 from tackroom.profile.engines.files import frontmatter
-from tackroom.profile.model import Profile
+from tackroom.profile.model import Origin, Profile
 
 
 def profile_files(profile: Profile) -> dict[str, bytes]:
@@ -61,7 +62,27 @@ def profile_files(profile: Profile) -> dict[str, bytes]:
             text = json.dumps(dict(native.settings), indent=2, ensure_ascii=False) + "\n"
             files[f"native/{native.harness}/settings.json"] = text.encode("utf-8")
         files.update({f"native/{native.harness}/files/{rel}": content for rel, content in native.files})
+    for harness in sorted({o.harness for o in profile.origins}):
+        mine = [_origin(o) for o in profile.origins if o.harness == harness]
+        text = json.dumps({"origins": mine}, indent=1, ensure_ascii=True) + "\n"
+        files[f"native/{harness}/origins.json"] = text.encode("ascii")
     return files
+
+
+def _origin(origin: Origin) -> dict[str, Any]:
+    """An origin as ``origins.json`` holds it; the file's bytes as text (base64 when not UTF-8)."""
+    data: dict[str, Any] = {
+        "adapter": origin.adapter,
+        "scope": origin.scope,
+        "path": origin.path,
+        "items": [list(item) for item in origin.items],
+    }
+    if origin.data is not None:
+        try:
+            data["text"] = origin.data.decode("utf-8")
+        except UnicodeDecodeError:
+            data["base64"] = base64.b64encode(origin.data).decode("ascii")
+    return data
 
 
 def _set(**values: Any) -> dict[str, Any]:

@@ -181,7 +181,7 @@ class KiroAgents(Engine):
                 continue
             agent = agent_from(ctx, path.stem, data)
             if agent is not None:
-                agents.append(agent)
+                agents.append(ctx.read_from(agent, path))
         return agents
 
 

@@ -324,7 +324,7 @@ class OpencodeAgents(Engine):
             data.pop("mode", None)
             agent = agent_from(ctx, name, data, body)
             if agent is not None:
-                agents.append(agent)
+                agents.append(ctx.read_from(agent, path))
         return agents
 
     def _parse_config(self, ctx: Context) -> list[Agent]:

@@ -44,6 +44,9 @@ class Output:
     data: Mapping[str, Any] | None = None
     format: Literal["text", "json", "toml"] = "text"
     merge: bool = False
+    base: bytes | None = None
+    """With ``merge``: the native file as it was imported, merged into when the file does not exist yet
+    (so a settings file whose entries did not change is written back as it was)."""
 
 
 @dataclass(frozen=True)
@@ -97,9 +100,16 @@ class Context:
     """Import: entries already dropped for being a link out, a loop or a special file."""
     origins: dict[str, Path] = field(default_factory=dict)
     """Import: the file each kept settings key was read from (a second file's same key is dropped)."""
+    came_from: list[tuple[Any, Path]] = field(default_factory=list)
+    """Import: (item, the file it was read from) for items of a directory (a file's items come from it)."""
 
     def drop(self, kind: str, name: str, reason: str, field: str | None = None) -> None:
         self.drops.append(Drop(self.adapter.harness, kind, name, reason, field))
+
+    def read_from(self, item: Any, *paths: Path) -> Any:
+        """Import: note the files ``item`` was read from (for writing them back as they were); ``item``."""
+        self.came_from.extend((item, path) for path in paths)
+        return item
 
     def keep_setting(self, kind: str, key: str, value: Any) -> None:
         """Import: keep a settings key tackroom has no word for, to be written back as it was.

@@ -400,7 +400,8 @@ class Dir(Engine):
             below = tree.files_below(ctx, skill_dir, "skill", name)
             files = tuple((str(p.relative_to(skill_dir)), p.read_bytes()) for p in below if p != main)
             description = _description(ctx, "skill", name, main, data)
-            skills.append(Skill(name, description, body, files, **fields))
+            skill = Skill(name, description, body, files, **fields)
+            skills.append(ctx.read_from(skill, *below))
         return skills
 
     # subagents
@@ -495,7 +496,7 @@ class Dir(Engine):
                     )
                     continue
             description = _description(ctx, "subagent", name, path, data)
-            agents.append(Agent(name, description, body, tools, **fields))
+            agents.append(ctx.read_from(Agent(name, description, body, tools, **fields), path))
         return agents
 
     # commands
@@ -554,7 +555,7 @@ class Dir(Engine):
                 continue
             fields = self._read_optional(ctx, "command", name, path, data, self._COMMAND_FIELDS)
             description = _description(ctx, "command", name, path, data)
-            commands.append(Command(name, description, neutral, **fields))
+            commands.append(ctx.read_from(Command(name, description, neutral, **fields), path))
         return commands
 
 
@@ -740,7 +741,7 @@ class RuleDir(Engine):
                 continue  # the other capability reads it
             found = self._read(ctx, name, path, data, body, always)
             if found is not None:
-                rules.append(found)
+                rules.append(ctx.read_from(found, path))
         return rules
 
     def _others(self, ctx: Context) -> set[str]:

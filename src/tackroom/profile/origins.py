@@ -1,0 +1,221 @@
+"""Where imported items came from, so rendering them back into the same harness gives the same files.
+
+The neutral profile says what a rule, an agent or a hook is, not how its native
+file was spelled: the file's own path (``.claude/rules/frontend/react.md``, a
+skill folder named otherwise than its skill), the order and quoting of its
+frontmatter, its line ends, a settings file's layout. An import records each
+file an item was read from as an :class:`~tackroom.profile.model.Origin`, with a
+digest of each item and, where the usual render would write other bytes, the
+file's bytes. A render for the same adapter and scope then writes the file as it
+was while every item read from it is still there and unchanged; an edited or
+removed item, an item added to the same file, or a render for another harness
+renders as usual. A file an item of which the import dropped (or a settings
+file it dropped anything of), and one that holds a literal secret, gets no
+origin: writing it back would bring back what the import left out on purpose.
+A frontmatter key tackroom has no word for is the harness's own, and comes back
+with its file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import fields, is_dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tackroom.profile.engines.base import Drop, Output
+from tackroom.profile.model import Origin, Permissions, Profile
+from tackroom.redact import inline_secret
+
+Key = tuple[str, str]
+"""(profile attribute, item name): ``("rules", "api")``, ``("env", "DEBUG")``, ``("native", "model")``."""
+Render = Callable[[Profile], tuple[list[Output], list[Drop]]]
+ATTRS = ("rules", "skills", "agents", "commands", "mcp", "hooks")
+
+
+def digest(value: Any) -> str:
+    """A digest of what an item says (its compared fields), the same wherever it was loaded from."""
+    text = json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value) if f.compare}
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def items(profile: Profile) -> dict[Key, Any]:
+    """Every item of ``profile`` by key (native settings of every harness it holds)."""
+    found: dict[Key, Any] = {(attr, i.name): i for attr in ATTRS for i in getattr(profile, attr)}
+    if profile.permissions:
+        found["permissions", "permissions"] = profile.permissions
+    found.update({("env", name): value for name, value in profile.env})
+    found.update({("native", k): v for n in profile.native for k, v in n.settings})
+    return found
+
+
+def safe_path(rel: str) -> bool:
+    """Whether ``rel`` may name an origin's file: relative, ``/``-separated, never climbing out."""
+    path = PurePosixPath(rel)
+    return (
+        bool(rel)
+        and "\\" not in rel
+        and not path.is_absolute()
+        and ".." not in path.parts
+        and "\0" not in rel
+    )
+
+
+def _rel(root: Path, path: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def collect(
+    profile: Profile,
+    *,
+    adapter: str,
+    harness: str,
+    scope: str,
+    root: Path,
+    read: Iterable[tuple[Key, Path]],
+    drops: Sequence[Drop],
+    lossy: set[Path],
+    fresh: Mapping[str, bytes | None],
+) -> tuple[Origin, ...]:
+    """Import: the origins of ``profile``'s items (``read``: each item's key and a file it came from).
+
+    ``lossy`` are files (settings files, rules documents) the import dropped something of.
+
+    ``fresh`` is what the usual render writes at each path (None for a settings file merged into):
+    an origin keeps its file's bytes only where they differ.
+    """
+    known = items(profile)
+    by_path: dict[Path, set[Key]] = {}
+    for key, path in read:
+        if key in known:
+            by_path.setdefault(path, set()).add(key)
+    origins = []
+    for path, keys in sorted(by_path.items()):
+        rel = _rel(root, path)
+        merged = fresh.get(rel or "", b"") is None
+        if rel is None or not safe_path(rel) or path in lossy or _lost(drops, path, keys, merged=merged):
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        said = tuple(sorted((a, n, digest(known[a, n])) for a, n in keys))
+        kept = None if rel in fresh and fresh[rel] == data else data
+        if kept is not None and inline_secret(kept.decode("utf-8", "replace")):
+            continue  # a literal secret never reaches the profile, even as a file's bytes
+        origins.append(Origin(adapter, harness, scope, rel, said, kept))
+    return tuple(origins)
+
+
+def _lost(drops: Sequence[Drop], path: Path, keys: set[Key], *, merged: bool) -> bool:
+    """Whether writing the file back would bring back an item the import left out.
+
+    An item dropped from the file (a drop that names it) does, and so does anything dropped of
+    a settings file. A field dropped from an item of a file of its own (a frontmatter key tackroom
+    has no word for) is the harness's own and comes back with its file.
+    """
+    names = {name for _, name in keys}
+    named = re.compile(re.escape(str(path)) + r"(?![\w.-])")
+    for drop in drops:
+        if drop.field is not None and not merged:
+            continue
+        if named.search(drop.reason) or (drop.field is not None and drop.name in names):
+            return True
+    return False
+
+
+def render(
+    mine: Profile, origins: Sequence[Origin], render: Render, root: Path
+) -> tuple[list[Output], list[Drop]]:
+    """The outputs of rendering ``mine`` (one adapter's view of a profile), its origins' files as they were.
+
+    A file each of whose items is unchanged is written as it was, in place of
+    what the items would render to; so is a settings file merged into, when it
+    does not exist yet (or is as it was) and no other item is merged into it. An
+    item read from two files renders as usual, and so does a file whose path
+    another item now renders to.
+    """
+    digests = {key: digest(value) for key, value in items(mine).items()}
+    intact = [o for o in origins if all(digests.get((a, n)) == d for a, n, d in o.items)]
+    outputs, drops = render(mine)
+    if not intact:
+        return outputs, drops
+    merged = {_rel(root, o.path) for o in outputs if o.merge}
+    bases = {o.path: o.data for o in intact if o.path in merged and _alone(mine, o, render, root)}
+    whole = [o for o in intact if o.path not in merged]
+    while whole:
+        held = {(a, n) for o in whole for a, n, _ in o.items}
+        elsewhere = {(a, n) for o in origins if o not in whole for a, n, _ in o.items}
+        alone = [o for o in whole if not any((a, n) in elsewhere for a, n, _ in o.items)]
+        if alone != whole:
+            whole = alone
+            continue
+        rest, rest_drops = render(_pick(mine, held, keep=False))
+        part, _ = render(_pick(mine, held, keep=True))
+        taken = {_rel(root, o.path) for o in rest}
+        same = {_rel(root, o.path): o for o in part if not o.merge}
+        bad = [o for o in whole if o.path in taken or (o.data is None and o.path not in same)]
+        if not bad:
+            files = [same[o.path] if o.data is None else Output(root / o.path, o.data) for o in whole]
+            return [_based(o, root, bases) for o in rest] + files, rest_drops
+        whole = [o for o in whole if o not in bad]
+    return [_based(o, root, bases) for o in outputs], drops
+
+
+def _alone(mine: Profile, origin: Origin, render: Render, root: Path) -> bool:
+    """Whether the settings file ``origin`` is merged into holds only its own items (and its bytes)."""
+    if origin.data is None:
+        return False
+    others, _ = render(_pick(mine, {(a, n) for a, n, _ in origin.items}, keep=False))
+    return all(_rel(root, o.path) != origin.path for o in others)
+
+
+def _based(output: Output, root: Path, bases: Mapping[str, bytes | None]) -> Output:
+    base = bases.get(_rel(root, output.path) or "") if output.merge else None
+    return replace(output, base=base) if base is not None else output
+
+
+def _pick(profile: Profile, held: set[Key], *, keep: bool) -> Profile:
+    """The items of ``profile`` whose key is in ``held`` (``keep``), or those whose key is not."""
+
+    def pick(attr: str) -> tuple[Any, ...]:
+        return tuple(i for i in getattr(profile, attr) if ((attr, i.name) in held) == keep)
+
+    permissions = profile.permissions if (("permissions", "permissions") in held) == keep else Permissions()
+    native = tuple(
+        replace(
+            n,
+            settings=tuple((k, v) for k, v in n.settings if (("native", k) in held) == keep),
+            files=() if keep else n.files,
+        )
+        for n in profile.native
+    )
+    return Profile(
+        rules=pick("rules"),
+        skills=pick("skills"),
+        agents=pick("agents"),
+        commands=pick("commands"),
+        mcp=pick("mcp"),
+        hooks=pick("hooks"),
+        permissions=permissions,
+        env=tuple((k, v) for k, v in profile.env if (("env", k) in held) == keep),
+        native=tuple(n for n in native if n.settings or n.files),
+    )

@@ -1,0 +1,224 @@
+"""Native -> tackroom -> the same native gives back the same files, byte for byte.
+
+For every repository fixture under ``tests/fixtures/repos`` and every built-in
+adapter whose import reads a file of it: the fixture is imported (as ``tackroom
+profile import`` does: written as a profile directory and loaded back), the
+profile is rendered back for that same adapter into an empty directory, and
+every file the import read must come back at its own path with its own bytes.
+
+Which files the import read is observed, not declared: every file it opens under
+the fixture (an audit hook on ``open``). A file that cannot come back is named
+in ``ALLOWED`` with the reason; an entry that no longer fails is an error, so the
+list only shrinks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tackroom.adapters.resolve import Adapter, resolve_builtins
+from tackroom.errors import ConfigError
+from tackroom.profile.load import load_profile
+from tackroom.profile.model import Origin, Profile, Rule
+from tackroom.profile.origins import digest
+from tackroom.profile.render import Imported, import_native, plan_render, write
+from tackroom.profile.write import write_profile
+
+REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
+
+_DROPPED = "the import dropped it by name"
+_LOSSY = "the import dropped an item of it by name, so it is written from what was kept"
+ALLOWED: dict[tuple[str, str, str], str] = {
+    # A file whose one item the import dropped by name (every one is in that fixture's EXPECT.toml):
+    (
+        "claude-agent-teams",
+        "claude-code",
+        ".claude/agents/backend/reviewer.md",
+    ): f"{_DROPPED}: a second 'reviewer'",
+    ("claude-starter-kit", "claude-code", ".claude/agents/reviewer.md"): f"{_DROPPED}: a second 'reviewer'",
+    ("claude-starter-kit", "claude-code", ".claude/agents/helper.md"): f"{_DROPPED}: 'Helper Bot' is no name",
+    ("copilot-instructions", "copilot", ".github/agents/planner.agent.md"): f"{_DROPPED}: unreadable tools",
+    ("copilot-instructions", "copilot", ".github/agents/security-reviewer.agent.md"): f"{_DROPPED}: tools",
+    ("cursor-rules", "cursor", ".cursor/rules/api-guidelines.mdc"): f"{_DROPPED}: applied by description",
+    ("cursor-rules", "cursor", ".cursor/rules/snippets.mdc"): f"{_DROPPED}: applied by hand",
+    ("gemini-project", "gemini", ".gemini/commands/broken.toml"): f"{_DROPPED}: not TOML",
+    ("kiro-steering", "kiro", ".kiro/steering/release-process.md"): f"{_DROPPED}: included by hand",
+    ("opencode-dirs", "opencode", ".opencode/agents/planner.md"): f"{_DROPPED}: a primary agent",
+    ("qwen-project", "qwen", ".qwen/agents/reviewer.md"): f"{_DROPPED}: unreadable tools",
+    # A settings file the import dropped an item of (a literal secret, a hook or server with no
+    # neutral form): writing its bytes back would bring back what was left out on purpose.
+    ("claude-hooks-collection", "claude-code", ".claude/settings.json"): f"{_LOSSY}: three hooks",
+    ("claude-settings-full", "claude-code", ".claude/settings.json"): f"{_LOSSY}: an env variable",
+    ("claude-starter-kit", "claude-code", ".mcp.json"): f"{_LOSSY}: a server with a literal secret",
+    ("cursor-rules", "cursor", ".cursor/mcp.json"): f"{_LOSSY}: a server with a literal secret",
+    ("gemini-project", "gemini", ".gemini/settings.json"): f"{_LOSSY}: two servers limiting tools",
+    ("opencode-json", "opencode", "opencode.json"): f"{_LOSSY}: fields of a command and an agent",
+    # opencode reads a second config, .opencode/opencode.json; tackroom writes one, opencode.json,
+    # and the rules of both are one set of permissions: the second's items move there.
+    ("opencode-dotdir", "opencode", ".opencode/opencode.json"): "opencode's second config is written as one",
+    ("opencode-dotdir", "opencode", "opencode.json"): "opencode's second config is merged into it",
+}
+"""(fixture, adapter, file) -> why that file cannot come back as it was."""
+
+_opened: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _opened is not None and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+        _opened.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)  # audit hooks cannot be removed: it records only while _opened is a list
+
+
+def _import(adapter: Adapter, root: Path) -> tuple[Imported, list[str]]:
+    """The import, and the files under ``root`` it opened (relative, sorted)."""
+    global _opened
+    _opened = []
+    try:
+        imported = import_native(adapter, root=root, scope="project")
+        opened = list(_opened)
+    finally:
+        _opened = None
+    base = str(root) + os.sep
+    read = {os.path.relpath(p, root) for p in opened if p.startswith(base) and Path(p).is_file()}
+    return imported, sorted(read)
+
+
+def _repos() -> list[str]:
+    return sorted(p.name for p in REPOS.iterdir() if (p / "EXPECT.toml").is_file())
+
+
+def differences(repo: str, tmp: Path) -> tuple[dict[tuple[str, str, str], str], int]:
+    """Each file of ``repo`` that does not come back (``missing``/``changed``), and how many were read."""
+    found: dict[tuple[str, str, str], str] = {}
+    total = 0
+    adapters = resolve_builtins()
+    harnesses = [a.harness for a in adapters.values()]
+    for name, adapter in sorted(adapters.items()):
+        imported, read = _import(adapter, REPOS / repo)
+        if not read:
+            continue
+        total += len(read)
+        profile_dir = tmp / name / "profile"
+        write_profile(imported.profile, profile_dir)
+        profile = load_profile([profile_dir], harnesses=harnesses)
+        assert profile == imported.profile, f"{name}: the profile changed through its files"
+        out = tmp / name / "out"
+        out.mkdir()
+        write(plan_render(profile, adapter, root=out, scope="project"))
+        for rel in read:
+            back = out / rel
+            if not back.is_file():
+                found[(repo, name, rel)] = "missing"
+            elif back.read_bytes() != (REPOS / repo / rel).read_bytes():
+                found[(repo, name, rel)] = "changed"
+    return found, total
+
+
+@pytest.mark.parametrize("repo", _repos())
+def test_rendered_back_is_the_same_files(repo: str, tmp_path: Path) -> None:
+    found, _ = differences(repo, tmp_path)
+    allowed = {k: v for k, v in ALLOWED.items() if k[0] == repo}
+    unexpected = sorted(
+        f"{how}: {h} {rel}" for (_, h, rel), how in found.items() if (repo, h, rel) not in allowed
+    )
+    assert not unexpected, "not rendered back as they were:\n" + "\n".join(unexpected)
+    stale = sorted(f"{h} {rel}" for (_, h, rel) in allowed if (repo, h, rel) not in found)
+    assert not stale, "allowed to differ but now the same (remove from ALLOWED):\n" + "\n".join(stale)
+
+
+def test_the_allowlist_names_fixtures_that_exist() -> None:
+    adapters = resolve_builtins()
+    for repo, adapter, rel in ALLOWED:
+        assert (REPOS / repo / rel).is_file(), (repo, rel)
+        assert adapter in adapters, adapter
+
+
+# -- what the origins do and do not do --------------------------------------------------------------
+
+
+def _claude() -> Adapter:
+    return resolve_builtins()["claude-code"]
+
+
+def _through_files(profile: Profile, tmp: Path) -> Profile:
+    write_profile(profile, tmp / "profile")
+    return load_profile([tmp / "profile"])
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_edited_item_renders_as_usual_and_the_others_as_they_were(tmp_path: Path) -> None:
+    source = REPOS / "claude-rules-paths"
+    profile = _through_files(import_native(_claude(), root=source, scope="project").profile, tmp_path)
+    rules = tuple(replace(r, text="Changed.\n") if r.name == "security" else r for r in profile.rules)
+    out = tmp_path / "out"
+    out.mkdir()
+    write(plan_render(replace(profile, rules=rules), _claude(), root=out, scope="project"))
+    assert not (out / ".claude/rules/security.md").exists()  # edited: rendered where rules go
+    assert "Changed." in (out / "CLAUDE.md").read_text(encoding="utf-8")
+    for rel in (".claude/rules/testing.md", ".claude/rules/frontend/react.md"):
+        assert (out / rel).read_bytes() == (source / rel).read_bytes()
+
+
+def test_another_harness_renders_as_if_there_were_no_origins(tmp_path: Path) -> None:
+    profile = import_native(_claude(), root=REPOS / "claude-rules-paths", scope="project").profile
+    assert profile.origins
+    for name in ("cursor", "codex", "claude-code-acp"):
+        adapter = resolve_builtins()[name]
+        with_origins = plan_render(profile, adapter, root=tmp_path, scope="project")
+        without = plan_render(replace(profile, origins=()), adapter, root=tmp_path, scope="project")
+        assert with_origins.outputs == without.outputs, name
+    home = plan_render(profile, _claude(), root=tmp_path, scope="home")  # imported for the project
+    assert home.outputs == plan_render(replace(profile, origins=()), _claude(), root=tmp_path).outputs
+
+
+def test_a_settings_file_renders_back_the_same_twice_then_follows_an_edit(tmp_path: Path) -> None:
+    source = REPOS / "claude-starter-kit"
+    profile = _through_files(import_native(_claude(), root=source, scope="project").profile, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    write(plan_render(profile, _claude(), root=out, scope="project"))
+    first = _files(out)
+    assert first[".claude/settings.json"] == (source / ".claude/settings.json").read_bytes()
+    again = write(plan_render(profile, _claude(), root=out, scope="project"))
+    assert again.written == () and _files(out) == first
+    edited = replace(profile, permissions=replace(profile.permissions, deny=()))
+    write(plan_render(edited, _claude(), root=out, scope="project"))
+    back = import_native(_claude(), root=out, scope="project").profile
+    assert back.permissions == edited.permissions and back.hooks == profile.hooks
+
+
+def test_an_origin_writes_only_where_the_harness_reads_its_items(tmp_path: Path) -> None:
+    rule = Rule("security", "Be careful.\n")
+    said = (("rules", "security", digest(rule)),)
+    bad = Origin(
+        "claude-code", "claude-code", "project", ".git/hooks/pre-commit", said, b"#!/bin/sh\nrm -rf /\n"
+    )
+    misplaced = Origin("claude-code", "claude-code", "project", ".claude/settings.json", said, b"{}")
+    for origin in (bad, misplaced):
+        rendered = plan_render(
+            Profile(rules=(rule,), origins=(origin,)), _claude(), root=tmp_path, scope="project"
+        )
+        assert [o.path.relative_to(tmp_path).as_posix() for o in rendered.outputs] == ["CLAUDE.md"]
+
+
+def test_origins_come_back_from_the_profile_files_and_a_bad_one_is_an_error(tmp_path: Path) -> None:
+    profile = import_native(_claude(), root=REPOS / "claude-skills-pack", scope="project").profile
+    assert _through_files(profile, tmp_path).origins == profile.origins
+    bad = tmp_path / "bad"
+    (bad / "native" / "claude-code").mkdir(parents=True)
+    entry = {"adapter": "claude-code", "scope": "project", "path": "../../etc/passwd", "items": []}
+    (bad / "native" / "claude-code" / "origins.json").write_text(json.dumps({"origins": [entry]}))
+    with pytest.raises(ConfigError, match="origins"):
+        load_profile([bad])
