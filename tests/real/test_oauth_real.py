@@ -2,7 +2,7 @@
 
 Claude Code on an OAuth token: ``CLAUDE_CODE_OAUTH_TOKEN=... tackroom run claude-code "hi"
 --base-url <mock> --capture`` as a user types it (the CLI in a process of its own, no key set), the
-sign-in chosen by itself. Codex signed in with ChatGPT: its ``auth.json`` (the ChatGPT shape) copied
+sign-in chosen by itself; and on the sign-in of its own config dir, copied in by ``--credentials``. Codex signed in with ChatGPT: its ``auth.json`` (the ChatGPT shape) copied
 in by ``--credentials``, through the gateway's ChatGPT backend route to the mock. The mock requires a
 credential in its provider's form (``auth="required"``), so each answered call carried the bearer;
 each call is captured under the run's trace id with its usage; and the token is in no file of the run
@@ -186,4 +186,51 @@ def test_codex_signed_in_with_chatgpt_takes_the_backend_route_through_the_gatewa
     assert "--credentials" not in result.argv and not any(s in " ".join(result.argv) for s in secrets)
     assert (tmp_path / "capture.db").is_file() and (result.run_dir / "result.json").is_file()
     _nowhere(secrets, result.run_dir, tmp_path / "capture.db", tmp_path / "runs")
+    assert processes_in(workdir) == []
+
+
+@pytest.mark.parametrize("harness", ["claude-code"], indirect=True)
+def test_claude_code_signed_in_on_its_own_uses_the_copied_sign_in(
+    harness: Adapter, harness_data: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """The sign-in ``claude`` keeps in its config dir (``.credentials.json``), copied in by
+    ``--credentials``: chosen by itself with no key and no token set, taken out again after."""
+    text = "TACKROOM-CLAUDE-SIGNED-IN"
+    real_home = tmp_path / "real-home"
+    (real_home / ".claude").mkdir(parents=True)
+    access, refresh = "sk-ant-oat01-REALCREDFILE-fake-00000000000001", "sk-ant-ort01-REALCREDFILE-fake-0001"
+    sign_in = {
+        "accessToken": access,
+        "refreshToken": refresh,
+        "expiresAt": int(time.time() * 1000) + 30 * 86400 * 1000,
+        "scopes": ["user:inference", "user:profile"],
+        "subscriptionType": "max",
+    }
+    (real_home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": sign_in}))
+    environ = {"PATH": os.environ["PATH"], "HOME": str(real_home), "XDG_DATA_HOME": str(harness_data)}
+    with MockServer(Script([Turn.reply(text)]), tools=vocabulary(harness), auth="required") as mock:
+        result = run(
+            harness,
+            "hi",
+            workdir=workdir,
+            runs_dir=tmp_path / "runs",
+            environ=environ,
+            harness_version=harness.version,
+            base_url=mock.base_url,
+            credentials=True,
+            capture=True,
+            capture_db=tmp_path / "capture.db",
+            timeout_s=120.0,
+        )
+        requests = mock.requests
+    assert result.ok, result.error
+    assert result.final_text is not None and result.final_text.strip() == text
+    model_calls = [r for r in requests if r.wire is not None]
+    assert model_calls and {r.auth for r in model_calls} == {"oauth"}
+    assert result.capture is not None
+    generated = [c for c in result.capture["calls"] if c["wire_api"] == "anthropic-messages"]
+    assert generated and {c["trace_id"] for c in generated} == {result.run_dir.name}
+    assert all(c["usage"]["output"] == DEFAULT_OUTPUT_TOKENS for c in generated)
+    assert not (result.run_dir / "home" / ".claude" / ".credentials.json").exists()
+    _nowhere([access, refresh], result.run_dir, tmp_path / "capture.db", tmp_path / "runs")
     assert processes_in(workdir) == []
