@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,3 +97,22 @@ def test_bad_script_raises_mock_script_error_for_the_cli_edge() -> None:
     result = CliRunner().invoke(app, ["serve", "--script", str(SCRIPTS / "unknown_key.toml")])
     assert isinstance(result.exception, MockScriptError)
     assert "turns[1]: unknown key 'argz'" in str(result.exception)
+
+
+def test_serve_auth_required_answers_a_bearer_and_refuses_none(serve_process: Any) -> None:
+    _, url = serve_process("--text", "CLI-AUTH", "--auth", "required")
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+    bare = urllib.request.Request(f"{url}/v1/chat/completions", body)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(bare, timeout=10)
+    with refused.value:
+        assert refused.value.code == 401
+        assert json.loads(refused.value.read())["error"]["type"] == "authentication_error"
+    signed = urllib.request.Request(f"{url}/v1/chat/completions", body, {"Authorization": "Bearer sk-cli"})
+    with urllib.request.urlopen(signed, timeout=10) as answer:
+        assert json.loads(answer.read())["choices"][0]["message"]["content"] == "CLI-AUTH"
+
+
+def test_serve_auth_takes_any_or_required() -> None:
+    result = CliRunner().invoke(app, ["serve", "--auth", "sometimes"])
+    assert result.exit_code == 2 and "must be 'any' or 'required'" in result.output

@@ -29,14 +29,30 @@ def serve(
     text: Annotated[str | None, typer.Option(help="Answer every request with this text.")] = None,
     log: Annotated[Path | None, typer.Option(help="Append each request to this JSON-lines file.")] = None,
     tools: Annotated[Path | None, typer.Option(help="Tool vocabulary TOML (neutral to harness).")] = None,
+    auth: Annotated[
+        str,
+        typer.Option(
+            help="'any' (every call answered), or 'required': a model call without a credential in its "
+            "provider's form (a key, a bearer, Anthropic's OAuth) gets the provider's 401."
+        ),
+    ] = "any",
 ) -> None:
     """Serve until Ctrl-C, printing the base URL first."""
     from tackroom.mock import MockServer
 
     if script is not None and text is not None:
         raise typer.BadParameter("give --script or --text, not both")
+    if auth not in ("any", "required"):
+        raise typer.BadParameter("must be 'any' or 'required'", param_hint="--auth")
     # A bad script, vocabulary, address or log file raises a MockError, which the CLI edge reports.
-    mock = MockServer(_script(script, text), tools=_vocabulary(tools), log_path=log, host=host, port=port)
+    mock = MockServer(
+        _script(script, text),
+        tools=_vocabulary(tools),
+        log_path=log,
+        host=host,
+        port=port,
+        auth="required" if auth == "required" else "any",
+    )
     mock.start()
     typer.echo(mock.base_url)
     try:
