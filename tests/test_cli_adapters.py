@@ -196,3 +196,24 @@ def test_the_quick_listing_answers_as_the_full_command_does(config_dir: Path) ->
     assert found.stdout.strip() == "[]", found.stderr
     helped = run_cli("adapters", "list", "--json", "--help")  # left to the full command
     assert helped.returncode == 0 and "Every adapter" in helped.stdout
+
+
+def test_render_shows_a_chatgpt_sign_in_as_the_run_would_take_it(tmp_path: Path) -> None:
+    """``--auth``/``--credentials`` render as a run would: codex signed in with ChatGPT takes the ChatGPT
+    backend route, its tokens nowhere in the output (issue 26 item 17)."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    access = "eyJhbGciOiJub25lIn0.eyJSRU5ERVJDSEFUR1BUIjoxfQ.c2ln"
+    (home / ".codex" / "auth.json").write_text(json.dumps({"tokens": {"access_token": access}}))
+    args = ["adapters", "render", "codex", "--base-url", "http://127.0.0.1:1", "--workdir", str(tmp_path)]
+    env = {"HOME": str(home), "OPENAI_API_KEY": ""}
+    done = run_cli(*args, "--credentials", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["auth"] == "oauth"
+    assert "model_providers.tackroom.base_url=http://127.0.0.1:1/backend-api/codex" in plan["argv"]
+    assert access not in done.stdout + done.stderr
+    refused = run_cli(*args, "--auth", "oauth", env=env)
+    assert refused.returncode == 1 and "add --credentials to use the sign-in in" in refused.stderr
+    none = run_cli("adapters", "render", "aider", "--base-url", "http://127.0.0.1:1", "--auth", "oauth")
+    assert none.returncode == 1 and "[adapter.aider.model_endpoint.oauth]" in none.stderr

@@ -133,6 +133,12 @@ def render(
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="Variable holding the key for --base-url (default: the wire's usual one)."
     ),
+    auth: str | None = typer.Option(
+        None, "--auth", help="How the harness signs in to --base-url: api-key or oauth (as `run --auth`)."
+    ),
+    credentials: bool = typer.Option(
+        False, "--credentials", help="As a run with --credentials: the harness's own sign-in counts."
+    ),
     home: str = typer.Option("isolated", "--home", help="'isolated' (the run's own home) or 'real'."),
     version: str | None = VERSION_OPT,
     as_json: bool = JSON_OPT,
@@ -151,6 +157,10 @@ def render(
 
     if home not in ("isolated", "real"):
         raise typer.BadParameter("must be 'isolated' or 'real'", param_hint="--home")
+    if auth not in (None, "api-key", "oauth"):
+        raise typer.BadParameter("must be 'api-key' or 'oauth'", param_hint="--auth")
+    if auth is not None and base_url is None:
+        raise typer.BadParameter("--auth says how the harness signs in to --base-url; give it too")
     adapter = load_adapters(project=workdir)[name]
     adapter = adapter.at(version) if version is not None else adapter
     options = parse_option_args(option)
@@ -161,7 +171,14 @@ def render(
         options=project.options_with(options) if project is not None else options,
         workdir=workdir,
         home=Path("<run>/home") if home == "isolated" else None,
-        endpoint=Endpoint(base_url, api_key_env=api_key_env) if base_url else None,
+        endpoint=Endpoint(
+            base_url,
+            api_key_env=api_key_env,
+            auth="oauth" if auth == "oauth" else "api-key" if auth == "api-key" else None,
+            credentials=credentials,
+        )
+        if base_url
+        else None,
     )
     data = plan.to_json()
     err = console(stderr=True)
@@ -174,6 +191,8 @@ def render(
 
     out = console()
     out.print(f"[bold]{escape(plan.adapter)}[/] ({escape(plan.family)})  hash {plan.adapter_hash}")
+    if plan.auth is not None:
+        out.print(f"[bold]auth[/] {plan.auth}")
     out.print("[bold]argv[/]")
     out.print("  " + shlex.join(data["argv"]), markup=False)
     out.print("[bold]env[/]")
