@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from tackroom.adapters import templates
 from tackroom.errors import OptionError, TemplateError, UnsupportedOptionError
@@ -76,7 +76,6 @@ _SIGN_IN_BYTES = 1024 * 1024
 AuthMode = Literal["api-key", "oauth"]
 """How a harness signs in to an endpoint: an API key (``{{api_key}}``), or a subscription sign-in
 (the adapter's ``[model_endpoint.oauth]``: a token passed through, or its own copied sign-in)."""
-AUTH_MODES: tuple[AuthMode, ...] = ("api-key", "oauth")
 
 EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option", "trust"]
 
@@ -369,7 +368,7 @@ def _no_oauth(adapter: Adapter) -> str:
     )
 
 
-def _no_sign_in(adapter: Adapter, oauth: Mapping[str, Any], environ: Mapping[str, str]) -> Endpoint:
+def _no_sign_in(adapter: Adapter, oauth: Mapping[str, Any], environ: Mapping[str, str]) -> NoReturn:
     raise OptionError(
         f"--auth oauth: no sign-in for harness {adapter.harness!r} (adapter {adapter.name!r}): "
         f"{_sign_in_ways(oauth, environ)}"
