@@ -236,6 +236,8 @@ def test_eval_run_refuses_endpoints_that_cannot_go_together(tmp_path: Path) -> N
         (("--api-key-env", "KEY"), "give one"),
         (("--base-url", "ftp://x"), "not an http(s)"),
         (("--profile", str(tmp_path / "nowhere")), "nowhere"),
+        (("--auth", "token"), "must be 'api-key' or 'oauth'"),
+        (("--mock-text", "x", "--auth", "oauth"), "a run against the mock gets no real credential"),
     ]:
         done = run_cli(*quick, *extra, "--out", str(tmp_path / "eval"))
         shown = " ".join(re.sub("[│╭╮╰╯─]", " ", done.stderr).split())

@@ -104,6 +104,11 @@ def run(
     api_key_env: str | None = typer.Option(
         None, "--api-key-env", help="The variable holding the key for --base-url or --gateway."
     ),
+    auth: str | None = typer.Option(
+        None,
+        "--auth",
+        help="How the harnesses sign in to the endpoint: api-key, or oauth (a subscription; as run --auth).",
+    ),
     profile: list[Path] = typer.Option(
         [], "--profile", help="A profile directory rendered into each harness's home (repeat to layer)."
     ),
@@ -158,6 +163,10 @@ def run(
         raise typer.BadParameter("--gateway sends the cells through a running gateway; --capture starts one")
     if api_key_env is not None and base_url is None and gateway is None:
         raise typer.BadParameter("--api-key-env names the key for --base-url or --gateway; give one")
+    if auth not in (None, "api-key", "oauth"):
+        raise typer.BadParameter("must be 'api-key' or 'oauth'", param_hint="--auth")
+    if auth == "oauth" and (mock is not None or mock_text is not None):
+        raise typer.BadParameter("--auth oauth: a run against the mock gets no real credential")
     if executor not in ("local", "ray"):
         raise typer.BadParameter(f"--executor is local or ray, not {executor!r}")
     if ray_address is not None and executor != "ray":
@@ -167,7 +176,7 @@ def run(
     if resume and out is None:
         raise typer.BadParameter("--resume needs the evaluation's directory: --out DIR")
     if matrix is not None:
-        if tasks or harnesses or models or endpoints or capture is not None or profile or api_key_env:
+        if tasks or harnesses or models or endpoints or capture is not None or profile or api_key_env or auth:
             raise typer.BadParameter(
                 "a matrix file names the tasks, harnesses, models and endpoint: drop those"
             )
@@ -189,6 +198,7 @@ def run(
             "base_url": _url(base_url, "--base-url"),
             "gateway": _url(gateway, "--gateway"),
             "api_key_env": api_key_env,
+            "auth": auth,
             "capture": capture is not False and gateway is None,
             "profile": _profile(profile),
         }
