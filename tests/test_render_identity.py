@@ -17,19 +17,22 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import ConfigError
 from tackroom.profile.load import load_profile
 from tackroom.profile.model import Origin, Profile, Rule
-from tackroom.profile.origins import digest
+from tackroom.profile.origins import apply, diff, digest
 from tackroom.profile.render import Imported, import_native, plan_render, write
 from tackroom.profile.write import write_profile
+from test_profile_roundtrip import RENDERABLE, profiles, v1_fields_for_family_engines
 
 REPOS = Path(__file__).resolve().parent / "fixtures" / "repos"
 
@@ -150,6 +153,7 @@ def _claude() -> Adapter:
 
 
 def _through_files(profile: Profile, tmp: Path) -> Profile:
+    (tmp / "profile").mkdir()
     write_profile(profile, tmp / "profile")
     return load_profile([tmp / "profile"])
 
@@ -222,3 +226,29 @@ def test_origins_come_back_from_the_profile_files_and_a_bad_one_is_an_error(tmp_
     (bad / "native" / "claude-code" / "origins.json").write_text(json.dumps({"origins": [entry]}))
     with pytest.raises(ConfigError, match="origins"):
         load_profile([bad])
+
+
+@pytest.mark.parametrize("name", RENDERABLE)
+@settings(max_examples=15, deadline=None)
+@given(profile=profiles)
+def test_a_render_imported_and_rendered_again_is_the_same_files(name: str, profile: Profile) -> None:
+    adapter = resolve_builtins()[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        first, second = Path(tmp) / "first", Path(tmp) / "second"
+        first.mkdir()
+        second.mkdir()
+        write(plan_render(v1_fields_for_family_engines(profile, adapter), adapter, root=first))
+        imported = _through_files(import_native(adapter, root=first).profile, Path(tmp))
+        write(plan_render(imported, adapter, root=second))
+        assert _files(second) == _files(first)
+
+
+def test_a_patch_gives_back_the_file_with_its_bom_and_crlf_or_nothing() -> None:
+    rendered = b"---\nname: x\ndescription: Does x\n---\nBody line one.\nBody line two.\n" + b"More.\n" * 20
+    native = "\ufeff---\r\ndescription: 'Does x'\r\nname: x\r\n---\r\nBody line one.\r\nBody line two.\r\n"
+    native_bytes = (native + "More.\r\n" * 20).encode("utf-8")
+    patch = diff(rendered, native_bytes)
+    assert patch is not None and patch.bom and patch.crlf
+    assert apply(rendered, patch) == native_bytes
+    assert apply(rendered.replace(b"line two", b"line 2"), patch) is None  # the render changed since
+    assert diff(b"something else entirely\n", b"nothing alike at all\n") is None  # kept whole instead

@@ -57,6 +57,7 @@ from tackroom.profile.model import (
     McpServer,
     Native,
     Origin,
+    Patch,
     Permissions,
     Profile,
     Rule,
@@ -727,11 +728,7 @@ class _Reader:
 
     def _origins(self, path: Path, harness: str) -> None:
         """``native/<harness>/origins.json``: the native files imported items came from, as they were."""
-        import base64
-        import binascii
         import json
-
-        from tackroom.profile.origins import safe_path
 
         text = self._text(path)
         try:
@@ -744,41 +741,70 @@ class _Reader:
             self.problem(path, "", 'must be {"origins": [...]}')
             return
         for n, entry in enumerate(entries):
-            where = f"origins[{n}]"
-            keys = {"adapter", "scope", "path", "items"}
-            if not isinstance(entry, dict) or not keys <= set(entry) <= keys | {"text", "base64"}:
-                self.problem(path, where, f"an origin has {', '.join(sorted(keys))} and text or base64")
-                continue
-            items = entry["items"]
-            if not (
-                all(isinstance(entry[k], str) for k in ("adapter", "path"))
-                and entry["scope"] in ("home", "project")
-                and safe_path(entry["path"])
-                and isinstance(items, list)
-                and all(
-                    isinstance(i, list) and len(i) == 3 and all(isinstance(v, str) for v in i) for i in items
-                )
-            ):
-                self.problem(
-                    path,
-                    where,
-                    "adapter, scope (home or project), a relative path, [kind, name, digest] items",
-                )
-                continue
-            try:
-                raw = (
-                    entry["text"].encode("utf-8")
-                    if isinstance(entry.get("text"), str)
-                    else base64.b64decode(entry["base64"], validate=True)
-                    if isinstance(entry.get("base64"), str)
-                    else None
-                )
-            except (binascii.Error, UnicodeEncodeError):
-                self.problem(path, where, "text: not the file's bytes")
-                continue
-            said = tuple((a, b, c) for a, b, c in items)
-            origin = Origin(entry["adapter"], harness, entry["scope"], entry["path"], said, raw)
-            self.origins[origin.adapter, origin.scope, origin.path] = origin
+            origin = _origin(entry, harness)
+            if isinstance(origin, str):
+                self.problem(path, f"origins[{n}]", origin)
+            else:
+                self.origins[origin.adapter, origin.scope, origin.path] = origin
+
+
+_ORIGIN_KEYS = {"adapter", "scope", "path", "items"}
+_ORIGIN_DATA = ({"text"}, {"base64"}, {"patch", "sha256", "bom", "crlf"}, {"patch", "sha256", "bom"})
+
+
+def _origin(entry: Any, harness: str) -> Origin | str:
+    """One entry of ``origins.json``, or what is wrong with it."""
+    import base64
+    import binascii
+
+    from tackroom.profile.origins import safe_path
+
+    if not isinstance(entry, dict) or not set(entry) >= _ORIGIN_KEYS:
+        return f"an origin has {', '.join(sorted(_ORIGIN_KEYS))}, and text, base64 or patch and sha256"
+    rest = set(entry) - _ORIGIN_KEYS
+    if rest and not any(rest <= allowed and rest & {"text", "base64", "patch"} for allowed in _ORIGIN_DATA):
+        return f"unknown or mixed keys {', '.join(sorted(rest))}: text, base64, or patch with sha256"
+    items = entry["items"]
+    if not (
+        all(isinstance(entry[k], str) for k in ("adapter", "path"))
+        and entry["scope"] in ("home", "project")
+        and safe_path(entry["path"])
+        and isinstance(items, list)
+        and all(isinstance(i, list) and len(i) == 3 and all(isinstance(v, str) for v in i) for i in items)
+    ):
+        return "adapter, scope (home or project), a relative path, [kind, name, digest] items"
+    said = tuple((a, b, c) for a, b, c in items)
+    origin = Origin(entry["adapter"], harness, entry["scope"], entry["path"], said)
+    try:
+        if isinstance(entry.get("text"), str):
+            return replace(origin, data=entry["text"].encode("utf-8"))
+        if isinstance(entry.get("base64"), str):
+            return replace(origin, data=base64.b64decode(entry["base64"], validate=True))
+    except (binascii.Error, UnicodeEncodeError):
+        return "text: not the file's bytes"
+    if "patch" not in entry:
+        return "text: not the file's bytes" if rest else origin
+    patch = _patch(entry)
+    return replace(origin, patch=patch) if patch is not None else "patch: [first, end, [lines]] edits, sha256"
+
+
+def _patch(entry: dict[str, Any]) -> Patch | None:
+    edits, sha = entry["patch"], entry.get("sha256")
+    flags = [entry.get(k, False) for k in ("bom", "crlf")]
+    if not (isinstance(edits, list) and isinstance(sha, str) and all(isinstance(f, bool) for f in flags)):
+        return None
+    found = []
+    for edit in edits:
+        if not (
+            isinstance(edit, list)
+            and len(edit) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in edit[:2])
+            and isinstance(edit[2], list)
+            and all(isinstance(line, str) for line in edit[2])
+        ):
+            return None
+        found.append((edit[0], edit[1], tuple(edit[2])))
+    return Patch(tuple(found), sha, *flags)
 
 
 _WORD = {

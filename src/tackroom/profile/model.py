@@ -176,14 +176,27 @@ class Native:
 
 
 @dataclass(frozen=True)
+class Patch:
+    """A file's bytes as the lines that differ from what tackroom renders for its items."""
+
+    edits: tuple[tuple[int, int, tuple[str, ...]], ...]
+    """(first, end, lines): rendered lines ``first:end`` (LF-split) replaced by ``lines``."""
+    sha256: str
+    """The file's digest: a patch that does not give it back (the render changed since) is not used."""
+    bom: bool = False
+    crlf: bool = False
+
+
+@dataclass(frozen=True)
 class Origin:
     """Import: one native file as it was, for rendering the same items back into it unchanged.
 
     What the neutral model does not carry (the file's own path, its frontmatter's
     key order and quoting, its line ends, a settings file's layout) is kept here.
-    A render for the same adapter and scope writes ``data`` (or, when None, what
-    it renders anyway, which was the same bytes) at ``path`` as long as every item
-    in ``items`` is still there and unchanged; otherwise the items render as usual.
+    A render for the same adapter and scope writes the file (``data``, or
+    ``patch`` applied to what its items render to, or, with neither, what it
+    renders anyway, which was the same bytes) at ``path`` as long as every item in
+    ``items`` is still there and unchanged; otherwise the items render as usual.
     """
 
     adapter: str
@@ -194,7 +207,9 @@ class Origin:
     items: tuple[tuple[str, str, str], ...]
     """(profile attribute, item name, digest of the item) of each item read from it."""
     data: bytes | None = None
-    """The file's bytes, kept when the usual render would write other bytes."""
+    """The file's bytes, kept when the usual render would write other bytes (and no patch says them)."""
+    patch: Patch | None = None
+    """The file's bytes as a difference from what its items render to, where that is smaller."""
 
 
 @dataclass(frozen=True)

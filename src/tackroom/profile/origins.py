@@ -18,6 +18,7 @@ with its file.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -27,12 +28,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tackroom.profile.engines.base import Drop, Output
-from tackroom.profile.model import Origin, Permissions, Profile
+from tackroom.profile.model import Origin, Patch, Permissions, Profile
 from tackroom.redact import inline_secret
 
 Key = tuple[str, str]
 """(profile attribute, item name): ``("rules", "api")``, ``("env", "DEBUG")``, ``("native", "model")``."""
 Render = Callable[[Profile], tuple[list[Output], list[Drop]]]
+"""Renders a profile (for one adapter, scope and root): its outputs and drops."""
+Whole = Callable[[Output], bytes]
+"""The bytes of a file an output is whole."""
 ATTRS = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 
 
@@ -94,13 +98,16 @@ def collect(
     drops: Sequence[Drop],
     lossy: set[Path],
     fresh: Mapping[str, bytes | None],
+    render: Render,
+    whole: Whole,
 ) -> tuple[Origin, ...]:
     """Import: the origins of ``profile``'s items (``read``: each item's key and a file it came from).
 
     ``lossy`` are files (settings files, rules documents) the import dropped something of.
 
     ``fresh`` is what the usual render writes at each path (None for a settings file merged into):
-    an origin keeps its file's bytes only where they differ.
+    an origin keeps its file's bytes only where they differ, and then as a :class:`Patch` to what
+    its items render to (``render``, ``whole``) where that is smaller.
     """
     known = items(profile)
     by_path: dict[Path, set[Key]] = {}
@@ -118,11 +125,81 @@ def collect(
         except OSError:
             continue
         said = tuple(sorted((a, n, digest(known[a, n])) for a, n in keys))
-        kept = None if rel in fresh and fresh[rel] == data else data
-        if kept is not None and inline_secret(kept.decode("utf-8", "replace")):
+        if rel in fresh and fresh[rel] == data:
+            origins.append(Origin(adapter, harness, scope, rel, said))
+            continue
+        if inline_secret(data.decode("utf-8", "replace")):
             continue  # a literal secret never reaches the profile, even as a file's bytes
-        origins.append(Origin(adapter, harness, scope, rel, said, kept))
+        base = None if merged else _base(render(_pick(profile, keys, keep=True))[0], root, rel, whole)
+        patch = diff(base, data) if base is not None else None
+        origins.append(Origin(adapter, harness, scope, rel, said, None if patch else data, patch))
     return tuple(origins)
+
+
+def _base(outputs: Sequence[Output], root: Path, rel: str, whole: Whole) -> bytes | None:
+    """What an origin's items render to that its file is nearest: the file of its name whose
+    path ends most like it (a skill's ``reference.md``), or their one file (a rule in a document)."""
+    files = [o for o in outputs if not o.merge]
+    parts = PurePosixPath(rel).parts
+    named = [o for o in files if o.path.name == parts[-1]]
+
+    def common(output: Output) -> int:
+        theirs = output.path.parts
+        return next((n for n in range(1, len(parts) + 1) if theirs[-n:] != parts[-n:]), len(parts) + 1)
+
+    if named:
+        ranked = sorted(named, key=common, reverse=True)
+        if len(ranked) > 1 and common(ranked[0]) == common(ranked[1]):
+            return None
+        return whole(ranked[0])
+    return whole(files[0]) if len(files) == 1 else None
+
+
+_MAX_DIFF = 4_000_000
+"""Lines compared at most (rendered x native) before a file is kept whole instead."""
+
+
+def diff(base: bytes, data: bytes) -> Patch | None:
+    """``data`` as the lines that differ from ``base`` (BOM and CRLF apart); None where it is no smaller."""
+    try:
+        text, rendered = data.decode("utf-8"), base.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    bom = text.startswith("\ufeff")
+    text = text.removeprefix("\ufeff")
+    crlf = "\r\n" in text and "\n" not in text.replace("\r\n", "")
+    lines, ours = (text.replace("\r\n", "\n") if crlf else text).split("\n"), rendered.split("\n")
+    if len(lines) * len(ours) > _MAX_DIFF:
+        return None
+    matcher = difflib.SequenceMatcher(None, ours, lines, autojunk=False)
+    edits = tuple(
+        (i1, i2, tuple(lines[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+    patch = Patch(edits, hashlib.sha256(data).hexdigest(), bom, crlf)
+    if (
+        sum(len(line) + 1 for _, _, new in edits for line in new) * 2 > len(text)
+        or apply(base, patch) != data
+    ):
+        return None
+    return patch
+
+
+def apply(base: bytes, patch: Patch) -> bytes | None:
+    """The file a patch says, on ``base``; None when that is not the file it was made from."""
+    try:
+        ours = base.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+    lines: list[str] = []
+    at = 0
+    for first, end, new in patch.edits:
+        if not at <= first <= end <= len(ours):
+            return None
+        lines += [*ours[at:first], *new]
+        at = end
+    text = "\n".join([*lines, *ours[at:]])
+    data = (("\ufeff" if patch.bom else "") + (text.replace("\n", "\r\n") if patch.crlf else text)).encode()
+    return data if hashlib.sha256(data).hexdigest() == patch.sha256 else None
 
 
 def _lost(drops: Sequence[Drop], path: Path, keys: set[Key], *, merged: bool) -> bool:
@@ -143,7 +220,7 @@ def _lost(drops: Sequence[Drop], path: Path, keys: set[Key], *, merged: bool) ->
 
 
 def render(
-    mine: Profile, origins: Sequence[Origin], render: Render, root: Path
+    mine: Profile, origins: Sequence[Origin], render: Render, root: Path, whole_bytes: Whole
 ) -> tuple[list[Output], list[Drop]]:
     """The outputs of rendering ``mine`` (one adapter's view of a profile), its origins' files as they were.
 
@@ -172,12 +249,27 @@ def render(
         part, _ = render(_pick(mine, held, keep=True))
         taken = {_rel(root, o.path) for o in rest}
         same = {_rel(root, o.path): o for o in part if not o.merge}
-        bad = [o for o in whole if o.path in taken or (o.data is None and o.path not in same)]
+        files = {o.path: _file(o, mine, render, root, same, whole_bytes) for o in whole}
+        bad = [o for o in whole if o.path in taken or files[o.path] is None]
         if not bad:
-            files = [same[o.path] if o.data is None else Output(root / o.path, o.data) for o in whole]
-            return [_based(o, root, bases) for o in rest] + files, rest_drops
+            written = [f for f in files.values() if f is not None]
+            return [_based(o, root, bases) for o in rest] + written, rest_drops
         whole = [o for o in whole if o not in bad]
     return [_based(o, root, bases) for o in outputs], drops
+
+
+def _file(
+    origin: Origin, mine: Profile, render: Render, root: Path, same: Mapping[str | None, Output], whole: Whole
+) -> Output | None:
+    """The file an intact origin writes back (None: it cannot say it, and its items render as usual)."""
+    if origin.data is not None:
+        return Output(root / origin.path, origin.data)
+    if origin.patch is None:
+        return same.get(origin.path)
+    keys = {(a, n) for a, n, _ in origin.items}
+    base = _base(render(_pick(mine, keys, keep=True))[0], root, origin.path, whole)
+    data = apply(base, origin.patch) if base is not None else None
+    return Output(root / origin.path, data) if data is not None else None
 
 
 def _alone(mine: Profile, origin: Origin, render: Render, root: Path) -> bool:

@@ -140,7 +140,7 @@ def plan_render(
     if own:
         places = _places(adapter, scope, root, workdir)
         own = [o for o in own if _placed(o, places, root)]
-    outputs, drops = origins.render(mine, own, render, root) if own else render(mine)
+    outputs, drops = origins.render(mine, own, render, root, _whole) if own else render(mine)
     return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
 
 
@@ -397,6 +397,8 @@ def _with_origins(
         drops=drops,
         lossy=lossy,
         fresh=fresh,
+        render=lambda part: _render(part, adapter, root=root, scope=scope, workdir=workdir),
+        whole=_whole,
     )
     return replace(profile, origins=found)
 

@@ -70,14 +70,20 @@ def profile_files(profile: Profile) -> dict[str, bytes]:
 
 
 def _origin(origin: Origin) -> dict[str, Any]:
-    """An origin as ``origins.json`` holds it; the file's bytes as text (base64 when not UTF-8)."""
+    """An origin as ``origins.json`` holds it: its file as text (base64 when not UTF-8), or its patch."""
     data: dict[str, Any] = {
         "adapter": origin.adapter,
         "scope": origin.scope,
         "path": origin.path,
         "items": [list(item) for item in origin.items],
     }
-    if origin.data is not None:
+    if origin.patch is not None:
+        patch = origin.patch
+        data["patch"] = [[first, end, list(lines)] for first, end, lines in patch.edits]
+        data["sha256"] = patch.sha256
+        data |= {"bom": True} if patch.bom else {}
+        data |= {"crlf": True} if patch.crlf else {}
+    elif origin.data is not None:
         try:
             data["text"] = origin.data.decode("utf-8")
         except UnicodeDecodeError:
