@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from clikit import run_cli
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.errors import ConfigError
 from tackroom.profile.load import load_profile
@@ -252,3 +253,38 @@ def test_a_patch_gives_back_the_file_with_its_bom_and_crlf_or_nothing() -> None:
     assert apply(rendered, patch) == native_bytes
     assert apply(rendered.replace(b"line two", b"line 2"), patch) is None  # the render changed since
     assert diff(b"something else entirely\n", b"nothing alike at all\n") is None  # kept whole instead
+
+
+def test_through_the_cli_a_fixture_comes_back_as_it_was(tmp_path: Path) -> None:
+    source = REPOS / "claude-rules-paths"
+    into, out = tmp_path / "profile", tmp_path / "out"
+    imported = run_cli(
+        "profile",
+        "import",
+        "claude-code",
+        "--from",
+        str(source),
+        "--scope",
+        "project",
+        "--into",
+        str(into),
+        cwd=tmp_path,
+    )
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    rendered = run_cli(
+        "profile",
+        "render",
+        "claude-code",
+        "--profile",
+        str(into),
+        "--scope",
+        "project",
+        "--into",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert rendered.returncode == 0, rendered.stderr[-2000:]
+    back = {k: v for k, v in _files(out).items() if k != ".tackroom-owned.json"}
+    assert back == {
+        k: v for k, v in _files(source).items() if k != "EXPECT.toml" and not k.startswith("docs/")
+    }

@@ -6,14 +6,16 @@ skill folder named otherwise than its skill), the order and quoting of its
 frontmatter, its line ends, a settings file's layout. An import records each
 file an item was read from as an :class:`~tackroom.profile.model.Origin`, with a
 digest of each item and, where the usual render would write other bytes, the
-file's bytes. A render for the same adapter and scope then writes the file as it
-was while every item read from it is still there and unchanged; an edited or
-removed item, an item added to the same file, or a render for another harness
-renders as usual. A file an item of which the import dropped (or a settings
-file it dropped anything of), and one that holds a literal secret, gets no
-origin: writing it back would bring back what the import left out on purpose.
-A frontmatter key tackroom has no word for is the harness's own, and comes back
-with its file.
+lines that differ from what its items render to (a
+:class:`~tackroom.profile.model.Patch`, checked by the file's digest), or the
+whole file where that is no smaller. A render for the same adapter and scope
+then writes the file as it was while every item read from it is still there
+and unchanged; an edited or removed item, an item added to the same file, or a
+render for another harness renders as usual. A file an item of which the
+import dropped (or a settings file it dropped anything of), and one that holds
+a literal secret, gets no origin: writing it back would bring back what the
+import left out on purpose. A frontmatter key tackroom has no word for is the
+harness's own, and comes back with its file.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ ATTRS = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 
 def digest(value: Any) -> str:
     """A digest of what an item says (its compared fields), the same wherever it was loaded from."""
-    text = json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    text = json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
 
 
