@@ -9,6 +9,7 @@ variable, the sign-in file, the route; a harness without the table is refused by
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,24 @@ def test_a_bad_sign_in_table_fails_the_load(config_dir: Path, table: str, words:
     with pytest.raises(ConfigError) as caught:
         load_adapters(config=config_dir)
     assert any(words in str(problem) for problem in caught.value.problems), caught.value.problems
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "directory", "huge", "not-json", "a-list", "dangling-link"])
+def test_a_hostile_sign_in_file_is_no_sign_in_and_never_hangs(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "real" / ".codex" / "auth.json"
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it for reading would wait for a writer forever
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "huge":
+        path.write_text('{"tokens": "' + "x" * (2 * 1024 * 1024) + '"}')
+    elif kind == "not-json":
+        path.write_bytes(b"\xff\xfe tokens")
+    elif kind == "a-list":
+        path.write_text('[{"tokens": 1}]')
+    else:
+        path.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OptionError, match="no sign-in for harness 'codex'"):
+        plan("codex", {}, tmp_path, credentials=True, auth="oauth")
