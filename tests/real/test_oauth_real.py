@@ -2,8 +2,9 @@
 
 Claude Code on an OAuth token: ``CLAUDE_CODE_OAUTH_TOKEN=... tackroom run claude-code "hi"
 --base-url <mock> --capture`` as a user types it (the CLI in a process of its own, no key set), the
-sign-in chosen by itself; and on the sign-in of its own config dir, copied in by ``--credentials``. Codex signed in with ChatGPT: its ``auth.json`` (the ChatGPT shape) copied
-in by ``--credentials``, through the gateway's ChatGPT backend route to the mock. The mock requires a
+sign-in chosen by itself; and on the sign-in of its own config dir, copied in by ``--credentials``.
+Codex signed in with ChatGPT: its ``auth.json`` (the ChatGPT shape) copied in by ``--credentials``,
+through the gateway's ChatGPT backend route to the mock. The mock requires a
 credential in its provider's form (``auth="required"``), so each answered call carried the bearer;
 each call is captured under the run's trace id with its usage; and the token is in no file of the run
 directory, of the capture database, of the CLI's output or of the rendered plan.
