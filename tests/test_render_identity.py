@@ -288,3 +288,17 @@ def test_through_the_cli_a_fixture_comes_back_as_it_was(tmp_path: Path) -> None:
     assert back == {
         k: v for k, v in _files(source).items() if k != "EXPECT.toml" and not k.startswith("docs/")
     }
+
+
+def test_a_setting_json_cannot_hold_is_dropped_by_name_and_the_rest_renders_back(tmp_path: Path) -> None:
+    source = tmp_path / "repo"
+    (source / ".codex").mkdir(parents=True)
+    (source / ".codex" / "config.toml").write_text('model = "gpt-5"\nsince = 1979-05-27T07:32:00Z\n')
+    codex = resolve_builtins()["codex"]
+    imported = import_native(codex, root=source, scope="project")
+    assert [(d.kind, d.name) for d in imported.dropped] == [("native setting", "since")]
+    profile = _through_files(imported.profile, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    write(plan_render(profile, codex, root=out, scope="project"))
+    assert import_native(codex, root=out, scope="project").profile == imported.profile

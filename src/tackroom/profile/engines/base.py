@@ -115,8 +115,18 @@ class Context:
         """Import: keep a settings key tackroom has no word for, to be written back as it was.
 
         One already kept from another file (opencode's ``opencode.json`` and ``.opencode/opencode.json``)
-        is not merged: the first is kept, and this one, when it differs, dropped by name.
+        is not merged: the first is kept, and this one, when it differs, dropped by name. A value the
+        profile's ``settings.json`` cannot hold (a TOML date or time, NaN) is dropped by name.
         """
+        import json
+
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            self.drop(
+                kind, key, f"{self.path}: {key}: holds what JSON cannot (a TOML date), so it cannot be kept"
+            )
+            return
         first = self.origins.setdefault(key, self.path)
         if first != self.path:
             if self.native_settings.get(key) != value:  # the same value twice loses nothing
