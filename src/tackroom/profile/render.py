@@ -21,7 +21,7 @@ writing nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -790,7 +790,7 @@ def _merge_into(
             data = Settings.read(target, rel, outputs[0][1].format, base).data
         except TackroomError:
             data = None
-        if data is not None:
+        if data is not None and _shape(data) == _shape(_union(o.data or {} for _, o in outputs)):
             settings = Settings.read(target, rel, outputs[0][1].format, None)
             settings.merge(data, record.all(), fresh[outputs[0][0]])
             return settings, base
@@ -798,6 +798,22 @@ def _merge_into(
     for adapter, output in outputs:
         settings.merge(dict(output.data or {}), record.all(), fresh[adapter])
     return settings, None
+
+
+def _union(tables: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The keys of several outputs merged into one file, each table's entries together."""
+    found: dict[str, Any] = {}
+    for table in tables:
+        for key, value in table.items():
+            old = found.get(key)
+            found[key] = {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+    return found
+
+
+def _shape(data: Mapping[str, Any]) -> set[str]:
+    """A settings file's keys and its tables' entry names: what a native file written back must hold
+    exactly (no hook, server or key that the profile does not, however each is spelled)."""
+    return {*data, *(f"{k}.{name}" for k, v in data.items() if isinstance(v, dict) for name in v)}
 
 
 def _merged(claims: dict[str, Owned]) -> Owned:
