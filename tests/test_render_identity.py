@@ -103,10 +103,12 @@ def _repos() -> list[str]:
     return sorted(p.name for p in REPOS.iterdir() if (p / "EXPECT.toml").is_file())
 
 
-def differences(repo: str, tmp: Path) -> tuple[dict[tuple[str, str, str], str], int]:
-    """Each file of ``repo`` that does not come back (``missing``/``changed``), and how many were read."""
+def differences(repo: str, tmp: Path) -> tuple[dict[tuple[str, str, str], str], int, dict[str, str]]:
+    """Each file of ``repo`` that does not come back (``missing``/``changed``), how many were read, and
+    per adapter the reasons of what its import dropped."""
     found: dict[tuple[str, str, str], str] = {}
     total = 0
+    dropped: dict[str, str] = {}
     adapters = resolve_builtins()
     harnesses = [a.harness for a in adapters.values()]
     for name, adapter in sorted(adapters.items()):
@@ -114,10 +116,12 @@ def differences(repo: str, tmp: Path) -> tuple[dict[tuple[str, str, str], str], 
         if not read:
             continue
         total += len(read)
+        dropped[name] = "\n".join(d.reason for d in imported.dropped)
         profile_dir = tmp / name / "profile"
         write_profile(imported.profile, profile_dir)
         profile = load_profile([profile_dir], harnesses=harnesses)
         assert profile == imported.profile, f"{name}: the profile changed through its files"
+        assert set(profile.origins) == set(imported.profile.origins), f"{name}: origins changed on the way"
         out = tmp / name / "out"
         out.mkdir()
         write(plan_render(profile, adapter, root=out, scope="project"))
@@ -127,12 +131,12 @@ def differences(repo: str, tmp: Path) -> tuple[dict[tuple[str, str, str], str], 
                 found[(repo, name, rel)] = "missing"
             elif back.read_bytes() != (REPOS / repo / rel).read_bytes():
                 found[(repo, name, rel)] = "changed"
-    return found, total
+    return found, total, dropped
 
 
 @pytest.mark.parametrize("repo", _repos())
 def test_rendered_back_is_the_same_files(repo: str, tmp_path: Path) -> None:
-    found, _ = differences(repo, tmp_path)
+    found, _, dropped = differences(repo, tmp_path)
     allowed = {k: v for k, v in ALLOWED.items() if k[0] == repo}
     unexpected = sorted(
         f"{how}: {h} {rel}" for (_, h, rel), how in found.items() if (repo, h, rel) not in allowed
@@ -140,6 +144,14 @@ def test_rendered_back_is_the_same_files(repo: str, tmp_path: Path) -> None:
     assert not unexpected, "not rendered back as they were:\n" + "\n".join(unexpected)
     stale = sorted(f"{h} {rel}" for (_, h, rel) in allowed if (repo, h, rel) not in found)
     assert not stale, "allowed to differ but now the same (remove from ALLOWED):\n" + "\n".join(stale)
+    for (_, h, rel), why in allowed.items():  # the reason given is the import's own
+        if why.startswith(_DROPPED):  # a drop names the file, or the folder it is in
+            file = REPOS / repo / rel
+            places = [file, *(p for p in file.parents if REPOS / repo in p.parents)]
+            said = any(f"{p}:" in dropped[h] or f"{p} " in dropped[h] for p in places)
+            assert said, f"{h} {rel}: no drop of the import names it"
+        elif why.startswith(_LOSSY):
+            assert dropped[h], f"{h} {rel}: the import dropped nothing"
 
 
 def test_the_allowlist_names_fixtures_that_exist() -> None:
