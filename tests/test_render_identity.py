@@ -330,3 +330,18 @@ def test_a_settings_file_holding_what_the_profile_does_not_renders_as_usual(tmp_
     out.mkdir()
     write(plan_render(replace(profile, hooks=(), origins=(narrowed,)), _claude(), root=out, scope="project"))
     assert b"PostToolUse" not in (out / ".claude/settings.json").read_bytes()
+
+
+def test_a_skill_whose_one_file_cannot_be_kept_renders_whole_as_usual(tmp_path: Path) -> None:
+    skill = tmp_path / "repo" / ".claude" / "skills" / "deploying"  # its folder named otherwise
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: Deploys\nname: deploy\n---\nDeploy it.\n")
+    token = "ghp_" + "a1B2" * 9  # a literal secret by its shape: never stored in origins.json
+    (skill / "scripts" / "push.py").write_text(f'TOKEN = "{token}"\n')
+    imported = import_native(_claude(), root=tmp_path / "repo", scope="project").profile
+    assert imported.skills and not imported.origins  # SKILL.md alone would leave push.py out
+    out = tmp_path / "out"
+    out.mkdir()
+    write(plan_render(_through_files(imported, tmp_path), _claude(), root=out, scope="project"))
+    assert (out / ".claude/skills/deploy/scripts/push.py").read_text() == f'TOKEN = "{token}"\n'
+    assert (out / ".claude/skills/deploy/SKILL.md").is_file()

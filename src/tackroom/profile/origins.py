@@ -116,7 +116,7 @@ def collect(
     for key, path in read:
         if key in known:
             by_path.setdefault(path, set()).add(key)
-    origins = []
+    origins: list[tuple[Path, Origin]] = []
     for path, keys in sorted(by_path.items()):
         rel = _rel(root, path)
         merged = fresh.get(rel or "", b"") is None
@@ -128,14 +128,26 @@ def collect(
             continue
         said = tuple(sorted((a, n, digest(known[a, n])) for a, n in keys))
         if rel in fresh and fresh[rel] == data:
-            origins.append(Origin(adapter, harness, scope, rel, said))
+            origins.append((path, Origin(adapter, harness, scope, rel, said)))
             continue
         if inline_secret(data.decode("utf-8", "replace")):
             continue  # a literal secret never reaches the profile, even as a file's bytes
         base = None if merged else _base(render(_pick(profile, keys, keep=True))[0], root, rel, whole)
         patch = diff(base, data) if base is not None else None
-        origins.append(Origin(adapter, harness, scope, rel, said, None if patch else data, patch))
-    return tuple(origins)
+        origins.append((path, Origin(adapter, harness, scope, rel, said, None if patch else data, patch)))
+    return _whole_items(origins, by_path)
+
+
+def _whole_items(origins: list[tuple[Path, Origin]], by_path: Mapping[Path, set[Key]]) -> tuple[Origin, ...]:
+    """The origins of items every file of which has one: an item (a skill) with a file that has none
+    (one holding a literal secret) renders as usual, every file of it, never only some."""
+    while True:
+        covered = {path for path, _ in origins}
+        partial = {key for path, keys in by_path.items() if path not in covered for key in keys}
+        kept = [(p, o) for p, o in origins if not any((a, n) in partial for a, n, _ in o.items)]
+        if len(kept) == len(origins):
+            return tuple(o for _, o in origins)
+        origins = kept
 
 
 def _base(outputs: Sequence[Output], root: Path, rel: str, whole: Whole) -> bytes | None:
