@@ -345,3 +345,18 @@ def test_a_skill_whose_one_file_cannot_be_kept_renders_whole_as_usual(tmp_path: 
     write(plan_render(_through_files(imported, tmp_path), _claude(), root=out, scope="project"))
     assert (out / ".claude/skills/deploy/scripts/push.py").read_text() == f'TOKEN = "{token}"\n'
     assert (out / ".claude/skills/deploy/SKILL.md").is_file()
+
+
+def test_a_skill_with_an_origin_missing_for_one_file_renders_whole_as_usual(tmp_path: Path) -> None:
+    profile = import_native(_claude(), root=REPOS / "claude-skills-pack", scope="project").profile
+    gone = next(o for o in profile.origins if o.path.endswith("/reference.md"))
+    rendered = plan_render(
+        replace(profile, origins=tuple(o for o in profile.origins if o != gone)),
+        _claude(),
+        root=tmp_path,
+        scope="project",
+    )
+    paths = {o.path.relative_to(tmp_path).as_posix() for o in rendered.outputs}
+    assert {"pdf-processing/reference.md", "pdf-processing/SKILL.md"} <= {
+        p.partition("skills/")[2] for p in paths
+    }

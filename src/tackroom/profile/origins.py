@@ -251,7 +251,7 @@ def render(
         return outputs, drops
     merged = {_rel(root, o.path) for o in outputs if o.merge}
     bases = {o.path: o.data for o in intact if o.path in merged and _alone(mine, o, render, root)}
-    whole = [o for o in intact if o.path not in merged]
+    whole = _every_file(mine, [o for o in intact if o.path not in merged])
     while whole:
         held = {(a, n) for o in whole for a, n, _ in o.items}
         elsewhere = {(a, n) for o in origins if o not in whole for a, n, _ in o.items}
@@ -270,6 +270,17 @@ def render(
             return [_based(o, root, bases) for o in rest] + written, rest_drops
         whole = [o for o in whole if o not in bad]
     return [_based(o, root, bases) for o in outputs], drops
+
+
+def _every_file(mine: Profile, whole: list[Origin]) -> list[Origin]:
+    """The origins but those of a skill some file of which none of them writes (it renders as usual)."""
+    files = {("skills", s.name): 1 + len(s.files) for s in mine.skills}
+    count: dict[tuple[str, str], int] = {}
+    for origin in whole:
+        for a, n, _ in origin.items:
+            count[a, n] = count.get((a, n), 0) + 1
+    short = {key for key, n in count.items() if key in files and n != files[key]}
+    return [o for o in whole if not any((a, n) in short for a, n, _ in o.items)]
 
 
 def _file(
