@@ -91,8 +91,24 @@ def test_a_timeout_that_leaves_nothing_running_is_proven(config_dir: Path, tmp_p
     assert "while the model kept it waiting" in row.notes["process.tree_killed"]
 
 
-def test_a_process_that_outlives_the_timeout_is_found_and_stopped(config_dir: Path, tmp_path: Path) -> None:
+def test_a_process_that_leaves_group_and_marker_is_stopped_by_the_run_where_it_has_a_cgroup(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    from tackroom.run.cgroup import cage
+
+    made = cage("probe-test")
+    if made is None:
+        pytest.skip("no cgroup can be made here: such a process is the probe's to find (next test)")
+    made.remove()
     adapter = agent_adapter(config_dir, "--leave-child", "--lifetime", "60")
+    row = probe(adapter, capabilities=["process.tree_killed"], scratch=tmp_path, timeout_s=3)
+    assert row.supports == {"process.tree_killed": True}, row.notes
+    assert "1 process(es) had left the group and were stopped" in row.notes["process.tree_killed"]
+
+
+def test_a_process_that_outlives_the_timeout_is_found_and_stopped(config_dir: Path, tmp_path: Path) -> None:
+    # It leaves the group, the run's marker and (where it may: as root) the run's cgroup.
+    adapter = agent_adapter(config_dir, "--leave-child", "--leave-cgroup", "--lifetime", "60")
     row = probe(adapter, capabilities=["process.tree_killed"], scratch=tmp_path, timeout_s=3)
     assert row.supports == {"process.tree_killed": False}, row.notes
     note = row.notes["process.tree_killed"]

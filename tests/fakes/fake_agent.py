@@ -17,6 +17,7 @@ Stdlib only; every sleep ends after ``--lifetime`` seconds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -49,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start a child that leaves the process group and the run's marker, and sleeps",
     )
+    p.add_argument(
+        "--leave-cgroup",
+        action="store_true",
+        help="and that child moves itself to the top of every cgroup hierarchy it may (root may): "
+        "an escape from everything tackroom can hold",
+    )
     p.add_argument("--lifetime", type=float, default=30.0)
     return p
 
@@ -69,7 +76,7 @@ def main() -> int:
         print("this is not a stream")
         return 0
     if args.leave_child:
-        _leave_child(args.lifetime)
+        _leave_child(args.lifetime, leave_cgroup=args.leave_cgroup)
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path(os.environ["HOME"]) / ".claude")
     session = str(uuid.uuid4())
     system, prompt = ("", args.prompt) if args.ignore_profile else _profile(config, args.prompt)
@@ -143,10 +150,14 @@ def _ask(model: str, system: str, prompt: str) -> dict[str, Any]:
         return dict(json.loads(response.read()))
 
 
-def _leave_child(lifetime: float) -> None:
+def _leave_child(lifetime: float, *, leave_cgroup: bool = False) -> None:
     """Fork a child that leaves the group and drops the run's marker, then sleeps in the workdir."""
     if os.fork() == 0:
         os.setsid()
+        if leave_cgroup:
+            for top in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/pids"):
+                with contextlib.suppress(OSError):
+                    Path(top, "cgroup.procs").write_text("0")
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # not the run's pipes: the run ends, this stays
             os.dup2(devnull, fd)

@@ -8,15 +8,17 @@ typed error, and nothing outside its root is written, deleted or read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from clikit import run_cli
 from tackroom.adapters.resolve import Adapter, load_adapters
-from tackroom.errors import InstallError, UnsafePathError
+from tackroom.errors import ConfigError, InstallError, UnsafePathError
 from tackroom.harnesses import MARKER, data_dir, locate, managed_installs
 from tackroom.install import install
 from tackroom.run.runner import run
@@ -151,7 +153,11 @@ def test_the_harnesses_directory_may_be_the_users_link_but_nothing_below_it(tmp_
 def test_an_adapter_name_never_puts_a_run_directory_outside_runs(
     config_dir: Path, tmp_path: Path, name: str
 ) -> None:
-    adapter = operator_adapter(config_dir, name, f'executable = "{FAKE}"\n')
+    # An adapter file cannot name one so: refused where it is written.
+    with pytest.raises(ConfigError, match=re.escape(f"{name!r} cannot be an adapter's name")):
+        operator_adapter(config_dir, name, f'executable = "{FAKE}"\n')
+    # Nor can an Adapter made in code reach a run directory outside runs/.
+    adapter = dataclasses.replace(operator_adapter(config_dir, "fine", f'executable = "{FAKE}"\n'), name=name)
     runs = tmp_path / "data" / "runs"
     with pytest.raises(UnsafePathError, match="adapter name"):
         run(adapter, "hi", workdir=tmp_path, runs_dir=runs)
