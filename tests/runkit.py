@@ -28,6 +28,18 @@ def fake_adapter(config_dir: Path, *args: str, name: str = "fake") -> Adapter:
     return load_adapters(config=config_dir)[name]
 
 
+def script_adapter(config_dir: Path, name: str, script: Path, body: str) -> Adapter:
+    """An operator adapter extending claude-code whose executable is a shell script of ``body``."""
+    script.write_text(f"#!/bin/sh\n{body}", encoding="utf-8")
+    script.chmod(0o755)
+    slots = SLOTS.replace('"{{trust}}"', '"{{trust}}", "{{prompt}}"')
+    (config_dir / "adapters.d" / f"{name}.toml").write_text(
+        f'[adapter.{name}]\nextends = "claude-code"\nexecutable = "{script}"\none_shot = [{slots}]\n',
+        encoding="utf-8",
+    )
+    return load_adapters(config=config_dir)[name]
+
+
 def jsonl(data: object) -> str:
     """One JSON line that can sit in an adapter's argv: ``{{`` and ``}}`` would read as a template."""
     text = json.dumps(data)

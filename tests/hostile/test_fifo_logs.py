@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from clikit import run_cli
-from runkit import RECORDED, SLOTS
+from runkit import RECORDED, script_adapter
 from tackroom.adapters.resolve import load_adapters
 from tackroom.families import get_family
 from tackroom.paths import glob_regex
 from tackroom.run.runner import run
 from tackroom.trace.model import Cursor
+from tracekit import CLAUDE_LINE
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -45,19 +46,7 @@ def _side_files(case: Path) -> list[Path]:
 
 WITH_SIDE_FILES = [case for case in CASES if _side_files(case)]
 
-LINE = {
-    "type": "assistant",
-    "sessionId": "s-1",
-    "timestamp": "2026-12-01T10:00:00Z",
-    "cwd": "/work",
-    "message": {
-        "id": "m-1",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "hi"}],
-        "usage": {"input_tokens": 10, "output_tokens": 2},
-    },
-}
+LINE = CLAUDE_LINE
 
 
 @pytest.mark.parametrize(
@@ -98,7 +87,7 @@ def test_a_fifo_named_like_a_log_or_its_metadata_is_skipped_and_said_by_usage_an
     (subagents / "agent-a1.jsonl").write_text(
         json.dumps(
             {**LINE, "isSidechain": True, "agentId": "a1", "message": {**LINE["message"], "id": "m-2"}}
-        )  # type: ignore[dict-item]
+        )
         + "\n",
         encoding="utf-8",
     )
@@ -130,28 +119,20 @@ def test_a_run_whose_harness_leaves_fifos_in_its_home_ends_within_its_timeout(
 ) -> None:
     # The harness makes its transcript directory hold FIFOs named like its logs, then answers as
     # Claude Code does: the run's trace attribution reads that home after it.
-    script = tmp_path / "fifo-harness"
-    script.write_text(
-        "#!/bin/sh\n"
+    body = (
         'p="${CLAUDE_CONFIG_DIR:-$HOME/.claude}/projects/-work"\n'
         'mkdir -p "$p/s-1/subagents"\n'
         'mkfifo "$p/s-9.jsonl" "$p/s-1/subagents/agent-a1.meta.json"\n'
         f"printf '%s\\n' '{json.dumps(LINE)}' > \"$p/s-1.jsonl\"\n"
         f"printf '%s\\n' '{json.dumps(LINE)}' > \"$p/s-1/subagents/agent-a1.jsonl\"\n"
-        f"exec cat '{RECORDED}'\n",
-        encoding="utf-8",
+        f"exec cat '{RECORDED}'\n"
     )
-    script.chmod(0o755)
-    slots = SLOTS.replace('"{{trust}}"', '"{{trust}}", "{{prompt}}"')
-    (config_dir / "adapters.d" / "fifo.toml").write_text(
-        f'[adapter.fifo]\nextends = "claude-code"\nexecutable = "{script}"\none_shot = [{slots}]\n',
-        encoding="utf-8",
-    )
+    adapter = script_adapter(config_dir, "fifo", tmp_path / "fifo-harness", body)
     workdir = tmp_path / "work"
     workdir.mkdir()
     started = time.monotonic()
     result = run(
-        load_adapters(config=config_dir)["fifo"],
+        adapter,
         "p",
         workdir=workdir,
         runs_dir=tmp_path / "runs",

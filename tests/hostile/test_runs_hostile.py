@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from clikit import run_cli
-from runkit import RECORDED, RECORDED_TEXT, SLOTS, fake_adapter, jsonl
+from runkit import RECORDED, RECORDED_TEXT, fake_adapter, jsonl, script_adapter
 from tackroom.run.result import Result
 from tackroom.run.runner import arun, run
 from tackroom.trace.events import ErrorEvent, Event
@@ -156,14 +156,7 @@ def test_a_harness_that_is_yes_with_one_json_event_costs_bounded_memory_and_time
     # The real `yes`, as fast as a pipe goes, answering every question (its `--version` too) with the
     # same event: tackroom kept the version probe's whole answer, 20 GB in 30 s before its own timeout.
     event = json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}})
-    script = tmp_path / "yes-harness"
-    script.write_text(f"#!/bin/sh\nexec yes '{event}'\n", encoding="utf-8")
-    script.chmod(0o755)
-    slots = SLOTS.replace('"{{trust}}"', '"{{trust}}", "{{prompt}}"')
-    (config_dir / "adapters.d" / "yes.toml").write_text(
-        f'[adapter.yes]\nextends = "claude-code"\nexecutable = "{script}"\none_shot = [{slots}]\n',
-        encoding="utf-8",
-    )
+    script_adapter(config_dir, "yes", tmp_path / "yes-harness", f"exec yes '{event}'\n")
     workdir = tmp_path / "work"
     workdir.mkdir()
     done = subprocess.run(

@@ -9,20 +9,9 @@ from pathlib import Path
 
 from clikit import run_cli
 from tackroom.trace.api import Where, scan
+from tracekit import CLAUDE_LINE
 
-LINE = {
-    "type": "assistant",
-    "sessionId": "s-1",
-    "timestamp": "2026-12-01T10:00:00Z",
-    "cwd": "/work",
-    "message": {
-        "id": "m-1",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "hi"}],
-        "usage": {"input_tokens": 10, "output_tokens": 2},
-    },
-}
+LINE = CLAUDE_LINE
 
 
 def test_a_transcript_name_that_is_not_utf8_is_skipped_and_said(tmp_path: Path) -> None:
