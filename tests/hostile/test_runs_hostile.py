@@ -225,7 +225,7 @@ def test_a_child_that_leaves_the_group_and_clears_its_environment_is_found_stopp
     config_dir: Path, tmp_path: Path, pids: Path
 ) -> None:
     # It calls setsid(), lets go of the run's pipes and execs with an empty environment: neither the
-    # process group nor the run's marker finds it. The cgroup the harness was born in does.
+    # process group nor the run's marker finds it. The cgroup the harness was put in does.
     adapter = fake_adapter(
         config_dir, "--announce", "--pid-file", str(pids), "--replay", str(RECORDED), "--hide-child"
     )

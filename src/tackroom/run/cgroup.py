@@ -2,8 +2,9 @@
 
 A process group is left by ``setsid()``, and the run's marker in the
 environment by clearing it; a cgroup is inherited by every child and left only
-by a process allowed to write to another cgroup's ``cgroup.procs`` (which a
-harness running as the user is not, below a cgroup tackroom made). So a run
+by a process that writes its pid into another cgroup's ``cgroup.procs``: root,
+or the user where the hierarchy is delegated to them (a systemd desktop), and
+only by asking for it, never by the daemon's usual setsid-and-fork. So a run
 that can make one puts its harness in it, and whatever is still in it once the
 harness's group is gone has escaped, however it went about it.
 
@@ -18,11 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 _ROOT = Path("/sys/fs/cgroup")
 _PREFIX = "tackroom-"
+_MAX_ADOPTED = 256
+"""The most processes moved in at the start (a harness has its leader and perhaps a child or two)."""
 
 
 class Cage:
@@ -30,24 +32,36 @@ class Cage:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd: int | None = None
 
-    def opener(self) -> Callable[[], None] | None:
-        """What the harness's leader runs between fork and exec to step in itself, so nothing it
-        starts is born outside (moving it in from here once it runs would race its first fork);
-        None when the cgroup cannot be written. The descriptor closes at exec, and in
-        :meth:`remove`."""
+    def adopt(self, pid: int) -> None:
+        """Move ``pid`` (a harness just started) in, with whatever it has started already.
+
+        Done from the parent as soon as the harness runs, not between fork and exec: a function
+        there makes the interpreter fork holding its lock, which stalled a caller's event loop for
+        a quarter of a second under sixteen concurrent runs. The moment before the move is a
+        harness's very first instructions; what it forked by then is moved too, found through
+        ``/proc/<pid>/task/*/children``.
+        """
+        todo, seen = [pid], 0
+        while todo and seen < _MAX_ADOPTED:
+            current = todo.pop()
+            seen += 1
+            if not self._write(current):
+                continue
+            todo.extend(_children(current))
+
+    def _write(self, pid: int) -> bool:
         try:
             fd = os.open(self.path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
-            return None
-        self._fd = fd
-
-        def step_in() -> None:  # in the child: a bare system call, no lock, no allocation to speak of
-            with contextlib.suppress(OSError):
-                os.write(fd, b"0")
-
-        return step_in
+            return False
+        try:
+            os.write(fd, str(pid).encode())
+        except OSError:  # gone already, or not ours to move
+            return False
+        finally:
+            os.close(fd)
+        return True
 
     def members(self) -> list[int]:
         """The pids in it now (the dead leave at once; a zombie's parent still holds it)."""
@@ -59,9 +73,6 @@ class Cage:
 
     def remove(self) -> None:
         """Take the cgroup away (it must be empty; one that is not is left, and says so by existing)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
         with contextlib.suppress(OSError):
             self.path.rmdir()
 
@@ -101,3 +112,19 @@ def _parents() -> list[Path]:
         elif controllers == "pids":  # a v1 hierarchy with no limit set by default
             found.append(_ROOT / "pids" / relative)
     return [path for path in found if path.is_dir()]
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of every thread of ``pid``, as /proc lists them (none once it is gone)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")  # noqa: PTH208 - bare calls, as the process layer's
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:  # noqa: PTH123
+                found += [int(child) for child in listed.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found

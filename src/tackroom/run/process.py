@@ -22,8 +22,8 @@ where a coding agent needs it:
   inherited by everything it starts), whatever of the user's processes still
   carries it once the group is gone is stopped the same way and reported; and
   where the machine lets tackroom make a cgroup (:mod:`tackroom.run.cgroup`),
-  the harness is born in one of its own, so one that also clears its
-  environment is found there all the same.
+  the harness is put in one of its own as it starts, so one that also clears
+  its environment is found there all the same.
 * Draining the pipes after the group is gone is bounded: a process that left
   the group (and scrubbed its environment) may still hold them open.
 
@@ -195,8 +195,8 @@ async def run_process(
     started = time.monotonic()
     out, err = _Capture(on_stdout_line, output_cap), _Capture(on_stderr_line, output_cap)
     try:
-        step_in = escapes.cage.opener() if escapes is not None and escapes.cage is not None else None
-        proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None, preexec=step_in)
+        adopt = escapes.cage.adopt if escapes is not None and escapes.cage is not None else None
+        proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None, adopt=adopt)
     except BaseException:
         if escapes is not None:
             escapes.close()
@@ -398,7 +398,7 @@ async def _spawn(
     cwd: Path,
     *,
     with_stdin: bool,
-    preexec: Callable[[], None] | None = None,
+    adopt: Callable[[int], None] | None = None,
 ) -> tuple[_Leader, _Pipes]:
     """Start ``argv`` in a session of its own, from a worker thread: a fork and exec on the loop's
     thread gave the interpreter lock away to whatever else was running, for many milliseconds."""
@@ -406,7 +406,7 @@ async def _spawn(
     theirs: dict[str, int] = {}
 
     def start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
+        popen = subprocess.Popen(
             list(argv),
             stdin=theirs.get("stdin", subprocess.DEVNULL),
             stdout=theirs["stdout"],
@@ -414,8 +414,10 @@ async def _spawn(
             env=dict(env),
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=preexec,  # a bare write into the run's cgroup (run.cgroup.Cage.opener)
         )
+        if adopt is not None:
+            adopt(popen.pid)  # into the run's cgroup at once (run.cgroup.Cage.adopt)
+        return popen
 
     try:
         for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
@@ -777,7 +779,7 @@ def _entry(marker: tuple[str, str]) -> bytes:
 @dataclass
 class _Escapes:
     """How a run's descendants are found once they left its process group: the marker in their
-    environment (cleared by a process that wants to hide), and the cgroup they were born in (which
+    environment (cleared by a process that wants to hide), and the cgroup they were started in (which
     they cannot leave), where tackroom could make one (:mod:`tackroom.run.cgroup`)."""
 
     entry: bytes
