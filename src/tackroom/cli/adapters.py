@@ -192,7 +192,7 @@ def render(
     out = console()
     out.print(f"[bold]{escape(plan.adapter)}[/] ({escape(plan.family)})  hash {plan.adapter_hash}")
     if plan.auth is not None:
-        out.print(f"[bold]auth[/] {plan.auth}")
+        out.print(f"[bold]auth[/] {escape(plan.auth)}")
     out.print("[bold]argv[/]")
     out.print("  " + shlex.join(data["argv"]), markup=False)
     out.print("[bold]env[/]")
