@@ -27,7 +27,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -195,11 +195,20 @@ class PriceBook:
             self._known = {}  # a damaged cache is rebuilt
 
 
-def _derive(model: str) -> ModelPrices | None:
+Table = tuple[Callable[[Any, str], Any], Any]
+"""``genai_prices``' ``calc_price(usage, model_ref)`` and its ``Usage`` type, however reached."""
+
+
+def _public_table() -> Table:
     from genai_prices import Usage, calc_price  # slow to import: only when a model is not cached
 
+    return (lambda usage, ref: calc_price(usage, model_ref=ref)), Usage
+
+
+def _derive(model: str, source: Table | None = None) -> ModelPrices | None:
+    calc, Usage = source or _public_table()
     try:
-        found = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref=model)
+        found = calc(Usage(input_tokens=1, output_tokens=1), model)
     except LookupError:
         return None
     table = found.model_price
@@ -243,6 +252,32 @@ def _start_child() -> subprocess.Popen[str]:
     )
 
 
+def _table() -> Table:
+    """In the price child: ``calc_price`` and ``Usage`` from the table itself.
+
+    ``genai_prices/__init__`` also loads its price updater (an HTTP client and asyncio) and reads
+    its own version from the installed metadata: a third of the child's time, none of it used
+    here. The child is a process of its own, so it may load the package's table and types without
+    that; ``calc_price`` is ``get_snapshot().calc(usage, model_ref, None, None, None)`` (a test
+    holds the two equal). A release laid out otherwise gets the public import.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is not None and spec.submodule_search_locations and "genai_prices" not in sys.modules:
+        sys.modules["genai_prices"] = importlib.util.module_from_spec(spec)  # its __init__ not run
+        try:
+            from genai_prices.data_snapshot import get_snapshot
+            from genai_prices.types import Usage
+
+            calc = get_snapshot().calc
+            return (lambda usage, ref: calc(usage, ref, None, None, None)), Usage
+        except (ImportError, AttributeError):
+            for name in [m for m in sys.modules if m == "genai_prices" or m.startswith("genai_prices.")]:
+                del sys.modules[name]
+    return _public_table()
+
+
 def _main() -> None:
     """``python -m tackroom.prices``: the prices of the models named on stdin (a JSON list), as JSON.
 
@@ -250,10 +285,10 @@ def _main() -> None:
     imports it while its parent reads the logs."""
     with contextlib.suppress(OSError):
         os.nice(19)  # started early, it takes what the log readers leave of the machine
-    import genai_prices  # noqa: F401
+    table = _table()
 
     models = json.loads(sys.stdin.read() or "[]")
-    found = {str(m): _derive(str(m)) for m in models}
+    found = {str(m): _derive(str(m), table) for m in models}
     print(json.dumps({m: None if p is None else p.to_json() for m, p in found.items()}))
 
 
