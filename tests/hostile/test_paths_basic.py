@@ -54,3 +54,37 @@ def test_a_name_either_passes_or_is_refused_with_a_typed_error(name: str) -> Non
     except UnsafePathError:
         return
     assert "/" not in checked and ".." not in checked and not checked.startswith(".")
+
+
+def test_a_transaction_flushes_what_it_replaces_and_not_what_it_creates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replaced file reaches the disk before its rename (the old bytes are at stake); a new file
+    is not flushed one by one (a crash can lose it, nothing else); a run's own home flushes nothing."""
+    import os
+
+    from tackroom.paths import Transaction
+
+    flushed: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(Path(f"/proc/self/fd/{fd}").readlink().name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    (tmp_path / "old.json").write_text("{}", encoding="utf-8")
+    files = Transaction(tmp_path)
+    files.put("old.json", b'{"a": 1}')
+    files.put("dir/new.json", b"{}")
+    files.commit()
+    assert len(flushed) == 1 and flushed[0].startswith(".tackroom-"), flushed  # old.json's replacement
+    assert (tmp_path / "old.json").read_bytes() == b'{"a": 1}'
+    assert (tmp_path / "dir" / "new.json").read_bytes() == b"{}"
+
+    flushed.clear()
+    home = Transaction(tmp_path, durable=False)
+    home.put("old.json", b'{"a": 2}')
+    home.commit()
+    assert flushed == []
+    assert (tmp_path / "old.json").read_bytes() == b'{"a": 2}'

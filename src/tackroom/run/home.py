@@ -168,7 +168,7 @@ def stage_files(files: tuple[StagedFile, ...], root: Path | None = None) -> None
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, data, stat.S_IMODE(path.stat().st_mode) if path.exists() else None)
         return
-    transaction = Transaction(root)
+    transaction = Transaction(root, durable=False)  # the run's own home, gone with its run
     for path, data in prepared:
         transaction.put(path, data)
     try:
