@@ -247,7 +247,7 @@ class Transaction:
     def _parents(self, path: Path, ready: set[Path]) -> list[Path]:
         """Make the directories ``path`` needs, each proven inside the root (no link on the way) the
         first time this commit meets it; ``ready`` holds those already met."""
-        made = []
+        made: list[Path] = []
         if path.parent in ready:
             return made
         base = inside(self.root)
