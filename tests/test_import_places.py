@@ -1,7 +1,7 @@
 """Places only ``profile import`` looks at (``[[adapter.X.reads]]``): read with an engine, or named.
 
 Real repositories keep configuration where tackroom's capabilities do not write: Cursor's legacy
-``.cursorrules`` (read as a rule), Cursor's ``.cursor/hooks.json``, the Kiro IDE's
+``.cursorrules`` (read as a rule), the Kiro IDE's
 ``.kiro/hooks/*.kiro.hook`` and VS Code's ``.github/prompts/*.prompt.md`` (no reader, or the
 harness does not run them: each file is dropped by name with why). None is ever lost unsaid.
 """
@@ -35,20 +35,25 @@ def named(found: Imported) -> dict[str, tuple[str, str]]:
     return {d.name: (d.kind, d.reason) for d in found.dropped}
 
 
-def test_cursorrules_is_an_always_on_rule_and_hooks_json_is_named(tmp_path: Path) -> None:
+def test_cursorrules_is_an_always_on_rule_beside_the_hooks_json(tmp_path: Path) -> None:
     put(tmp_path / ".cursorrules", "Prefer small pull requests.\n")
     hooks = {"version": 1, "hooks": {"beforeShellExecution": [{"command": "./guard.sh"}]}}
     put(tmp_path / ".cursor" / "hooks.json", json.dumps(hooks))
     found = imported("cursor", tmp_path)
     assert found.profile.rules == (Rule("cursorrules", "Prefer small pull requests.\n"),)
-    [(kind, why)] = named(found).values()
-    assert list(named(found)) == [".cursor/hooks.json"]
-    assert kind == "hook" and "beforeShellExecution" in why and str(tmp_path / ".cursor/hooks.json") in why
+    assert [(h.name, h.moment, h.matcher) for h in found.profile.hooks] == [
+        ("before-shell-execution-1", "before-tool", ("shell",))
+    ]
+    assert named(found) == {}
 
 
-def test_a_users_cursor_hooks_are_named_too(tmp_path: Path) -> None:
-    put(tmp_path / ".cursor" / "hooks.json", '{"version": 1, "hooks": {}}')
-    assert list(named(imported("cursor", tmp_path, scope="home"))) == [".cursor/hooks.json"]
+def test_a_users_cursor_hooks_are_read_too(tmp_path: Path) -> None:
+    hooks = {"version": 1, "hooks": {"stop": [{"command": "notify-send done"}]}}
+    put(tmp_path / ".cursor" / "hooks.json", json.dumps(hooks))
+    found = imported("cursor", tmp_path, scope="home")
+    assert [(h.name, h.moment, h.command) for h in found.profile.hooks] == [
+        ("stop-1", "turn-end", "notify-send done")
+    ]
 
 
 def test_kiro_ide_hooks_are_named_each_and_other_files_are_not_hooks(tmp_path: Path) -> None:
@@ -95,7 +100,7 @@ def test_vs_code_prompt_files_are_named_and_strict_refuses_them(tmp_path: Path) 
     ],
 )
 def test_a_place_that_cannot_be_read_is_an_adapter_error(place: Read, said: str) -> None:
-    spec = resolve_builtins()["cursor"].spec
+    spec = resolve_builtins()["kiro"].spec  # no hooks capability
     spec = spec.model_copy(update={"reads": [place]})
     findings = [message for key, message in check_adapter(spec, engines()) if key[0] == "reads"]
     assert any(said in message for message in findings), findings

@@ -208,6 +208,16 @@ def _text_call(adapter: Adapter, names: Mapping[str, str]) -> list[Raw]:
     return found
 
 
+def _tool_events(render: str) -> bool:
+    """Whether the hooks engine ``render`` hooks tools through events of their own."""
+    from tackroom.profile.engines import engine
+
+    try:
+        return engine(render).tool_events
+    except TackroomError:  # an unknown engine is its own finding
+        return False
+
+
 def _hook_tools(adapter: Adapter, hooks: HooksCapability, names: Mapping[str, str]) -> list[Raw]:
     key = ("capabilities", "hooks", "tool_names")
     found: list[Raw] = []
@@ -224,7 +234,7 @@ def _hook_tools(adapter: Adapter, hooks: HooksCapability, names: Mapping[str, st
     hook_names = {n: hooks.tool_names.get(n) or names[n] for n in names}
     hook_names |= {n: v for n, v in hooks.tool_names.items() if n in NEUTRAL_TOOLS and n not in names}
     found += [(k, m) for k, m in _duplicates(hook_names, key, "what hooks see") if k[-1] in hooks.tool_names]
-    if any(m in hooks.events for m in TOOL_MOMENTS) and not names:
+    if any(m in hooks.events for m in TOOL_MOMENTS) and not names and not _tool_events(hooks.render):
         found.append(
             (
                 ("capabilities", "hooks", "events"),

@@ -259,6 +259,9 @@ class Engine:
     sources: bool = False
     """Hooks: whether it writes a hook's ``source`` (the session starts it is for); without it, such a
     hook is dropped by name before the engine sees it (it would run on every start)."""
+    tool_events: bool = False
+    """Hooks: whether it hooks tools through events of their own (Cursor's ``beforeShellExecution``),
+    so tool moments are hooked even where the adapter's ``[tools]`` names no tool."""
 
     def render(self, ctx: Context, items: Sequence[Any]) -> list[Output]:
         raise NotImplementedError
