@@ -40,6 +40,7 @@ def test_replayed_stream_becomes_a_result(config_dir: Path, tmp_path: Path) -> N
     assert {"home", "tmp", "stdout.log", "stderr.log", "events.jsonl", "result.json"} <= files
     saved = json.loads((result.run_dir / "result.json").read_text())
     assert saved["final_text"] == result.final_text and saved["usage"]["reasoning"] == "not_reported"
+    assert saved["auth"] is None  # no endpoint set: the harness's own defaults
 
 
 def test_environment_is_isolated_and_allowlisted(config_dir: Path, tmp_path: Path) -> None:
@@ -64,6 +65,8 @@ def test_mock_endpoint_reaches_the_harness(config_dir: Path, tmp_path: Path) -> 
     printed = dict(line.split("=", 1) for line in (result.run_dir / "stdout.log").read_text().splitlines())
     assert printed["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
     assert printed["ANTHROPIC_API_KEY"] == "sk-tackroom-mock"
+    assert result.auth == "api-key"  # the mock's dummy key, said in result.json
+    assert json.loads((result.run_dir / "result.json").read_text())["auth"] == "api-key"
 
 
 def test_timeout_kills_the_group_and_says_so(config_dir: Path, tmp_path: Path) -> None:

@@ -94,6 +94,7 @@ def test_claude_code_on_an_oauth_token_is_captured_with_no_key_set(
     assert done.returncode == 0, done.stderr.decode()
     result = json.loads(done.stdout)
     assert result["final_text"].strip() == text
+    assert result["auth"] == "oauth"  # the result says how it signed in, never with what
     run_dir = Path(result["run_dir"])
     # The harness signed in with the token: every model call reached the mock as Anthropic's OAuth
     # (a bearer beside its oauth- beta flag), the form the adapter says it sends.

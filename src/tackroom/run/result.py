@@ -64,6 +64,10 @@ class Result:
     """When the harness was started (ISO 8601, UTC)."""
     workdir: str | None = None
     home: str = "isolated"
+    auth: str | None = None
+    """How the harness signed in to its endpoint: ``api-key`` (a key, or the mock's dummy one),
+    ``oauth`` (a subscription token or its own copied sign-in; the token itself is never kept), or
+    None (no endpoint set: the harness's own defaults)."""
     """``isolated`` (the run's own home) or ``real``."""
     trace: RunTraces | None = field(default=None, repr=False)
     """The sessions the run produced, read back from the harness's own logs (None: not read)."""
@@ -109,6 +113,7 @@ class Result:
             "started_at": self.started_at,
             "workdir": self.workdir,
             "home": self.home,
+            "auth": self.auth,
             "trace": self.trace.to_json() if self.trace is not None else None,
             "capture": None if self.capture is None else dict(self.capture),
         }

@@ -415,6 +415,7 @@ async def _launch(
         started_at=iso(started),
         workdir=str(ready.workdir),
         home=home,
+        auth=plan.auth,
     )
     traces = await _off_loop(partial(_traces, ready.adapter, result, started, ready.env, environ, ready.root))
     result = replace(result, trace=traces)
