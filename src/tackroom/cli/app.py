@@ -16,25 +16,33 @@ TYPE_CHECKING = False  # not typing's: the quickest commands should not load it
 if TYPE_CHECKING:
     from typer import _click
 
-COMMANDS: dict[str, tuple[str, str]] = {
-    "detect": ("tackroom.cli.detect", "detect_command"),
-    "probe": ("tackroom.cli.probe", "probe_command"),
-    "capabilities": ("tackroom.cli.capabilities", "capabilities_command"),
-    "doctor": ("tackroom.cli.doctor", "doctor_command"),
-    "drift": ("tackroom.cli.drift", "drift_command"),
-    "install": ("tackroom.cli.install", "install_command"),
-    "run": ("tackroom.cli.run", "run_command"),
-    "trust": ("tackroom.cli.trust", "trust_command"),
-    "adapters": ("tackroom.cli.adapters", "app"),
-    "gateway": ("tackroom.cli.gateway", "app"),
-    "mock": ("tackroom.cli.mock", "app"),
-    "profile": ("tackroom.cli.profile", "app"),
-    "runs": ("tackroom.cli.runs", "app"),
-    "trace": ("tackroom.cli.trace", "app"),
-    "usage": ("tackroom.cli.usage", "app"),
-    "eval": ("tackroom.cli.eval", "app"),
+RUN, CONFIGURE, PROVE, OBSERVE, EVALUATE = "Run", "Configure", "Prove", "Observe", "Evaluate"
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("tackroom.cli.run", "run_command", RUN),
+    "install": ("tackroom.cli.install", "install_command", RUN),
+    "runs": ("tackroom.cli.runs", "app", RUN),
+    "mock": ("tackroom.cli.mock", "app", RUN),
+    "profile": ("tackroom.cli.profile", "app", CONFIGURE),
+    "adapters": ("tackroom.cli.adapters", "app", CONFIGURE),
+    "trust": ("tackroom.cli.trust", "trust_command", CONFIGURE),
+    "detect": ("tackroom.cli.detect", "detect_command", CONFIGURE),
+    "probe": ("tackroom.cli.probe", "probe_command", PROVE),
+    "capabilities": ("tackroom.cli.capabilities", "capabilities_command", PROVE),
+    "drift": ("tackroom.cli.drift", "drift_command", PROVE),
+    "doctor": ("tackroom.cli.doctor", "doctor_command", PROVE),
+    "usage": ("tackroom.cli.usage", "app", OBSERVE),
+    "trace": ("tackroom.cli.trace", "app", OBSERVE),
+    "gateway": ("tackroom.cli.gateway", "app", OBSERVE),
+    "eval": ("tackroom.cli.eval", "app", EVALUATE),
 }
-"""Each command's name: the module it lives in and the Typer group or function there, in help order."""
+"""Each command's name: the module it lives in, the Typer group or function there, and the panel
+``--help`` lists it under (what a user wants to do), in help order."""
+
+START = (
+    "Start here (no API key: the built-in mock model answers): tackroom install claude-code && "
+    'tackroom run claude-code "Say hello" --mock-text "Hello from the mock model"'
+)
+"""The first command of the tour, shown under the help and by ``tackroom`` alone."""
 
 
 class _Commands(TyperGroup):
@@ -53,14 +61,14 @@ class _Commands(TyperGroup):
 
 def _command(name: str) -> _click.Command:
     """The Click command ``name`` is, made exactly as ``add_typer``/``command`` on the root would."""
-    module, attribute = COMMANDS[name]
+    module, attribute, panel = COMMANDS[name]
     found = getattr(import_module(module), attribute)
     holder = typer.Typer(add_completion=False)
     holder.callback()(_nothing)  # a callback makes it a group, even around one command
     if isinstance(found, typer.Typer):
-        holder.add_typer(found, name=name)
+        holder.add_typer(found, name=name, rich_help_panel=panel)
     else:
-        holder.command(name)(found)
+        holder.command(name, rich_help_panel=panel)(found)
     group = typer.main.get_command(holder)
     assert isinstance(group, TyperGroup)
     return group.commands[name]
@@ -75,8 +83,8 @@ app = typer.Typer(
     help="Drive every coding-agent CLI through one interface, and prove what it configured was used.",
     cls=_Commands,
     no_args_is_help=True,
+    epilog=START,
     pretty_exceptions_enable=False,
-    add_completion=False,
 )
 
 
