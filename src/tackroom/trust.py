@@ -47,7 +47,7 @@ from tackroom.trust_records import (
 
 if TYPE_CHECKING:
     from tackroom.adapters.resolve import AdapterSet
-    from tackroom.profile.model import Profile
+    from tackroom.profile.model import Origin, Profile
 
 __all__ = [
     "PROFILE",
@@ -145,7 +145,11 @@ def _withhold(
     # environment (NODE_OPTIONS runs code), native settings (a status line is a command),
     # and permission rules that allow or ask. A deny rule only narrows, so it always applies.
     widening = layer.permissions.allow or layer.permissions.ask
-    if not (layer.hooks or layer.mcp or layer.env or layer.native or widening):
+    # An import's origins write native files back as they were: bytes the profile does not hold.
+    # Those of rules documents are text for the model; any other (an agent's frontmatter can carry
+    # hooks, a settings file anything) is written back only from a trusted project.
+    writes_back = [o for o in layer.origins if not _text_only(o)]
+    if not (layer.hooks or layer.mcp or layer.env or layer.native or widening or writes_back):
         return layer
     root, relative = place
     state = state_of(root, environ)
@@ -155,14 +159,28 @@ def _withhold(
     parts += ["its session env"] if layer.env else []
     parts += [f"native settings for {n.harness}" for n in layer.native]
     parts += ["its allow and ask permission rules"] if widening else []
+    parts += [f"the imported bytes of {o.path} (rendered from its items instead)" for o in writes_back]
     note = (
         f"skipped {', '.join(parts)} of the project profile {profile_dir}: what a project's profile runs "
         f"or allows is used only after you trust it, and {state.why_not()}"
     )
     permissions = replace(layer.permissions, allow=(), ask=())
+    origins = tuple(o for o in layer.origins if _text_only(o))
     return replace(
-        layer, hooks=(), mcp=(), env=(), native=(), permissions=permissions, withheld=(*layer.withheld, note)
+        layer,
+        hooks=(),
+        mcp=(),
+        env=(),
+        native=(),
+        permissions=permissions,
+        origins=origins,
+        withheld=(*layer.withheld, note),
     )
+
+
+def _text_only(origin: Origin) -> bool:
+    """Whether an origin's file holds rules alone (a rules document: text for the model, never run)."""
+    return bool(origin.items) and all(attr == "rules" for attr, _, _ in origin.items)
 
 
 def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
@@ -180,6 +198,8 @@ def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
         permissions = layer.permissions if layer.permissions else permissions
     picked = {kind: tuple(item for _, item in sorted(merged[kind].items())) for kind in kinds}
     withheld = tuple(note for layer in layers for note in layer.withheld)
+    # A later layer's origin for the same file replaces an earlier one's, as its items do.
+    origins = {(o.adapter, o.scope, o.path): o for layer in layers for o in layer.origins}
     return Profile(
         picked["rules"],
         picked["skills"],
@@ -190,6 +210,7 @@ def _layer(layers: Sequence[Profile], sources: tuple[str, ...]) -> Profile:
         permissions,
         tuple(sorted(env.items())),
         picked["native"],
+        origins=tuple(origins.values()),
         sources=sources,
         withheld=withheld,
     )

@@ -543,3 +543,53 @@ def test_trust_files_are_checked(config_dir: Path) -> None:
     text = str(caught.value)
     assert "trust.files.0.content" in text and "{{home}}" in text
     assert "trust.untrusted_files.0" in text and "trust.project is empty" in text
+
+
+def _imported_project(root: Path) -> Path:
+    """A repository whose own CLAUDE.md and agent were imported into its project profile."""
+    repo = root / "imported"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / "CLAUDE.md").write_text("# Rules\n\n* Keep  it   short.\n", encoding="utf-8")
+    agent = "---\nname: reviewer\ndescription: Reviews\ntools: Read\n---\nReview it.\n"
+    (repo / ".claude" / "agents" / "reviewer.md").write_text(agent, encoding="utf-8")
+    args = ["profile", "import", "claude-code", "--from", str(repo), "--scope", "project"]
+    done = run_cli(*args, "--into", str(repo / ".tackroom" / "profile"))
+    assert done.returncode == 0, done.stderr
+    return repo
+
+
+def test_the_default_profile_writes_a_rules_file_back_as_it_was_trusted_or_not(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    """Rendering the project's own import back in place gives its CLAUDE.md byte for byte, with no
+    --profile: the origins of rules documents (text for the model) come through the default profile
+    even before the project is trusted."""
+    from tackroom.trust import default_profile
+
+    repo = _imported_project(tmp_path)
+    profile = default_profile(repo, config=config_dir, harnesses=resolve_builtins())
+    assert {o.path for o in profile.origins} >= {"CLAUDE.md"}
+    done = run_cli("profile", "render", "claude-code", "--scope", "project", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "CLAUDE.md").read_text(encoding="utf-8") == "# Rules\n\n* Keep  it   short.\n"
+
+
+def test_an_untrusted_projects_origins_write_back_only_rules_documents(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    """An origin of any other file (an agent's frontmatter can carry hooks) holds bytes the profile does
+    not: from an untrusted project it is withheld, named, and the item renders from what it says."""
+    from tackroom.trust import default_profile
+
+    repo = _imported_project(tmp_path)
+    origins = repo / ".tackroom" / "profile" / "native" / "claude-code" / "origins.json"
+    assert ".claude/agents/reviewer.md" in origins.read_text(encoding="utf-8")
+    untrusted = default_profile(repo, config=config_dir, harnesses=resolve_builtins())
+    assert {o.path for o in untrusted.origins} == {"CLAUDE.md"}
+    assert any(".claude/agents/reviewer.md" in note for note in untrusted.withheld)
+    done = run_cli("trust", str(repo))
+    assert done.returncode == 0, done.stderr
+    trusted = default_profile(repo, config=config_dir, harnesses=resolve_builtins())
+    assert {o.path for o in trusted.origins} >= {"CLAUDE.md", ".claude/agents/reviewer.md"}
+    assert trusted.withheld == ()
