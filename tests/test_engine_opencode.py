@@ -363,3 +363,27 @@ def test_a_hook_timeout_the_plugin_cannot_keep_is_dropped_by_field(adapter: Adap
     [out] = engine("opencode-plugin").render(ctx, [slow])
     assert [(d.name, d.field) for d in ctx.drops] == [("slow", "timeout")]
     assert "tackroom:hook slow" in str(out.text)
+
+
+def test_an_agents_permission_patterns_keep_it_from_the_tool_never_widen_it(
+    adapter: Adapter, tmp_path: Path
+) -> None:
+    """An agent whose bash is denied but for some commands, or whose web fetches ask, cannot say that
+    in neutral words: it keeps no shell and no fetch at all (narrower), and the drops say so; kept
+    without the field, it would run any command unasked."""
+    agent = {
+        "description": "Reviews code",
+        "mode": "subagent",
+        "permission": {"edit": "deny", "bash": {"*": "deny", "ls *": "allow"}, "webfetch": "ask"},
+    }
+    (tmp_path / "opencode.json").write_text(json.dumps({"agent": {"reviewer": agent}}), encoding="utf-8")
+    found = import_native(adapter, root=tmp_path, scope="project")
+    [reviewer] = found.profile.agents
+    assert {"shell", "web_fetch", "edit_file", "write_file"} <= set(reviewer.disallowed_tools)
+    why = {d.reason for d in found.dropped if d.name == "reviewer"}
+    assert any("permission.bash" in r and "kept without bash" in r for r in why), why
+    assert any("permission.webfetch" in r for r in why), why
+    out = tmp_path / "out"
+    write(plan_render(found.profile, adapter, root=out, scope="project"))
+    again = import_native(adapter, root=out, scope="project").profile.agents
+    assert {"shell", "web_fetch"} <= set(again[0].disallowed_tools)

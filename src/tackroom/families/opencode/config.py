@@ -277,11 +277,29 @@ def _denied(ctx: Context, name: str, permission: Any) -> list[str] | None:
         return None
     denied = []
     for key, value in permission.items():
-        if value == "deny" or (isinstance(value, dict) and list(value.items())[-1:] == [("*", "deny")]):
-            denied += list(EDITS) if key == EDIT else [ctx.tool_ref(str(key))]
+        tool = list(EDITS) if key == EDIT else [ctx.tool_ref(str(key))]
+        if value == "deny":
+            denied += tool
+            continue
+        verdicts = list(value.values()) if isinstance(value, dict) else [value]
+        if any(v in ("deny", "ask") for v in verdicts):
+            # Patterns or an ask have no agent-level neutral form; without them the tool would run
+            # unasked (wider), so the agent is kept without the tool at all (narrower), and says so.
+            denied += tool
+            ctx.drop(
+                "subagent",
+                name,
+                f"permission.{key} {_shown(value)} has no neutral form: kept without {key} at all",
+                "permission",
+            )
         else:
             ctx.drop("subagent", name, f"permission.{key} other than a plain deny", "permission")
     return denied
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True) if isinstance(value, dict | list) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class OpencodeAgents(Engine):
