@@ -1,4 +1,5 @@
-"""Engine ``qwen-permissions``: ``permissions.{allow, ask, deny}`` of Qwen Code's settings.
+"""Engines ``qwen-permissions`` (``permissions.{allow, ask, deny}`` of Qwen Code's settings) and
+``qwen-settings`` (its other keys: named on import, never written back).
 
 Qwen reads Claude Code's shape (0.15.10 and 0.24.4: rules are evaluated deny >
 ask > allow) with its own tool names and a few Claude-compatible aliases.
@@ -16,8 +17,12 @@ Two differences matter:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tackroom.families.claude_code.engines import _RULE, ClaudePermissions
-from tackroom.profile.engines.base import Context, Engine, Kind
+from tackroom.profile.engines.base import Context, Engine, Kind, Output
+from tackroom.profile.engines.settings import read_json
+from tackroom.profile.model import Native
 from tackroom.profile.tools import BadReference, parse_tool
 
 SHELL_ALIASES = ("Bash", "Shell", "ShellTool")
@@ -82,4 +87,37 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-ENGINES: list[Engine] = [QwenPermissions()]
+READ_BY = {"hooks": "hooks", "permissions": "permissions", "env": "env", "mcpServers": "mcp"}
+"""Top-level settings keys another capability reads (when it reads this same file)."""
+NOT_KEPT = (
+    "qwen's own settings key: not imported, and not written back (a run writes its model endpoint "
+    "and sign-in into this file, which a kept key could point elsewhere)"
+)
+
+
+class QwenSettings(Engine):
+    """Every other key of qwen's ``settings.json``: named on import, never written back (why:
+    :data:`NOT_KEPT`), so none is lost unsaid."""
+
+    name = "qwen-settings"
+    kinds: frozenset[Kind] = frozenset({"settings"})
+
+    def render(self, ctx: Context, items: Sequence[Native]) -> list[Output]:
+        for native in items:
+            for key, _ in native.settings:
+                ctx.drop("native setting", key, NOT_KEPT)
+            for rel, _ in native.files:
+                ctx.drop("native setting", rel, NOT_KEPT)
+        return []
+
+    def parse(self, ctx: Context) -> list[Native]:
+        caps = ctx.adapter.spec.capabilities
+        place = (ctx.capability.path, ctx.capability.project)
+        for key in read_json(ctx.path):
+            cap = getattr(caps, READ_BY.get(str(key), ""), None)
+            if cap is None or (cap.path, cap.project) != place:
+                ctx.drop("native setting", str(key)[:80], f"{ctx.path}: {NOT_KEPT}")
+        return []
+
+
+ENGINES: list[Engine] = [QwenPermissions(), QwenSettings()]
