@@ -9,6 +9,7 @@ harness does not run them: each file is dropped by name with why). None is ever 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from tackroom.adapters.resolve import resolve_builtins
 from tackroom.adapters.schema import Read
 from tackroom.profile.engines import engines
 from tackroom.profile.model import Rule
-from tackroom.profile.render import Imported, import_native
+from tackroom.profile.render import Imported, import_native, plan_render, write
 
 
 def put(path: Path, text: str) -> None:
@@ -104,3 +105,33 @@ def test_a_place_that_cannot_be_read_is_an_adapter_error(place: Read, said: str)
     spec = spec.model_copy(update={"reads": [place]})
     findings = [message for key, message in check_adapter(spec, engines()) if key[0] == "reads"]
     assert any(said in message for message in findings), findings
+
+
+def test_copilots_other_hooks_files_are_named_and_its_own_is_read(tmp_path: Path) -> None:
+    """Copilot runs every *.json of .github/hooks: tackroom's own tackroom.json is read, each other
+    one is named with why, never passed over."""
+    from tackroom.profile.model import Hook
+
+    profile = imported("claude-code", tmp_path).profile  # nothing: an empty profile to render from
+    hook = Hook("lint", "after-tool", "command", "make lint")
+    render = plan_render(
+        replace(profile, hooks=(hook,)), resolve_builtins()["copilot"], root=tmp_path, scope="project"
+    )
+    write(render)
+    assert (tmp_path / ".github" / "hooks" / "tackroom.json").is_file()
+    theirs = {"version": 1, "hooks": {"sessionEnd": [{"type": "command", "bash": "./notify.sh"}]}}
+    put(tmp_path / ".github" / "hooks" / "end-of-task.json", json.dumps(theirs))
+    found = imported("copilot", tmp_path)
+    assert [h.name for h in found.profile.hooks] == ["lint"]
+    assert list(named(found)) == [".github/hooks/end-of-task.json"]
+    kind, why = named(found)[".github/hooks/end-of-task.json"]
+    assert kind == "hook" and "not imported" in why
+
+
+def test_claude_codes_local_settings_are_named_not_imported(tmp_path: Path) -> None:
+    local = {"permissions": {"allow": ["Bash(npm test)"]}}
+    put(tmp_path / ".claude" / "settings.local.json", json.dumps(local))
+    found = imported("claude-code", tmp_path)
+    assert found.profile.permissions.allow == ()
+    assert list(named(found)) == [".claude/settings.local.json"]
+    assert "one person's local settings" in named(found)[".claude/settings.local.json"][1]

@@ -21,7 +21,7 @@ writing nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -329,6 +329,7 @@ def import_native(
             adapter, kind, capability, path, drops, passed, settings, files, root, refused, kept_from
         )
 
+    gathered: set[Path] = set()  # the files the capabilities read: a named place's own are not named
     for kind, attr in KINDS.items():
         capability = getattr(adapter.spec.capabilities, kind)
         if capability is None:
@@ -336,11 +337,12 @@ def import_native(
         for raw in (capability.path if scope == "home" else capability.project, *capability.also):
             ctx = at(kind, capability, raw)
             if ctx is not None:
+                gathered.add(ctx.path)
                 _gather(ctx, found[attr], read, lossy)
     for place in adapter.spec.reads:
         ctx = at(place.kind, _place(adapter, place), place.path if scope == "home" else place.project)
         if ctx is not None and place.reason is not None:
-            _unread(ctx, place.reason, place.ending)
+            _unread(ctx, place.reason, place.ending, gathered)
         elif ctx is not None:
             _gather(ctx, found[KINDS[place.kind]], read, lossy)
 
@@ -449,8 +451,9 @@ def _place(adapter: Adapter, place: Any) -> Any:
     )
 
 
-def _unread(ctx: Context, reason: str, ending: str) -> None:
-    """Name each file at a place tackroom does not import (a file, or those in a folder by ending)."""
+def _unread(ctx: Context, reason: str, ending: str, gathered: Collection[Path] = ()) -> None:
+    """Name each file at a place tackroom does not import (a file, or those in a folder by ending),
+    but the ``gathered`` ones a capability reads (Copilot's own hooks file among the others)."""
     kind = _SINGULAR[ctx.kind]
     if tree.refused(ctx, kind, ctx.path):
         return
@@ -459,7 +462,8 @@ def _unread(ctx: Context, reason: str, ending: str) -> None:
     else:
         found = [ctx.path] if ctx.path.is_file() else []
     for path in found:
-        ctx.drop(kind, tree.name_of(ctx, path), f"{path}: {reason}")
+        if path not in gathered:
+            ctx.drop(kind, tree.name_of(ctx, path), f"{path}: {reason}")
 
 
 def _under(root: Path, path: Path) -> None:
