@@ -481,3 +481,37 @@ def test_hooks_written_as_objects_without_a_hooks_list_are_each_named(
         "post-tool-use-1",
     }
     assert all("no 'hooks' list" in reason for reason in why.values()), why
+
+
+@pytest.mark.parametrize(
+    ("matcher", "source"),
+    [
+        ("^(?:startup|resume|clear|compact)$", ()),  # every start codex has: compact never comes here
+        ("^(?:startup|resume|clear)$", ()),
+        ("^(?:startup)$", ("startup",)),
+        ("^resume$", ("resume",)),
+        ("startup|compact", ("startup",)),
+    ],
+)
+def test_codex_session_start_matchers_as_its_docs_write_them(
+    tmp_path: Path, matcher: str, source: tuple[str, ...]
+) -> None:
+    """codex's docs anchor a SessionStart matcher (``^(?:startup|resume)$``): its words are the starts;
+    a neutral start codex never reports selects nothing there, so it does not stop the import."""
+    codex = resolve_builtins()["codex"]
+    (tmp_path / ".codex").mkdir()
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": "./prime.sh"}]}
+    (tmp_path / ".codex" / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    result = import_native(codex, root=tmp_path, scope="project")
+    assert [d for d in result.dropped if d.kind == "hook"] == []
+    [hook] = result.profile.hooks
+    assert (hook.moment, hook.source) == ("session-start", source)
+
+
+def test_an_anchored_matcher_naming_a_start_no_harness_has_is_still_dropped(tmp_path: Path) -> None:
+    codex = resolve_builtins()["codex"]
+    (tmp_path / ".codex").mkdir()
+    group = {"matcher": "^(?:startup|reboot)$", "hooks": [{"type": "command", "command": "x"}]}
+    (tmp_path / ".codex" / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    result = import_native(codex, root=tmp_path, scope="project")
+    assert not result.profile.hooks and "reboot" in dropped(result)["session-start-1"]

@@ -32,10 +32,12 @@ from tackroom.profile.engines.settings import HOOK_MARK, hook_command, hook_grou
 from tackroom.profile.model import Hook, Native, Permissions
 from tackroom.profile.tools import BadReference, parse_tool
 from tackroom.redact import inline_secret, is_secret_name
+from tackroom.vocabulary import SESSION_SOURCES
 
 TOOL_MOMENTS = ("before-tool", "after-tool", "after-tool-failure", "permission-request")
 """Moments whose matcher selects tools (elsewhere a matcher selects a source, an agent type...)."""
 _PLAIN = re.compile(r"^[A-Za-z0-9_]+$")
+_ANCHORED_WORDS = re.compile(r"\^\(\?:([\w|]*)\)\$|\^([\w|]*)\$")
 _MCP_ALL = re.compile(r"^mcp__([A-Za-z0-9_.@-]+?)__\.?\*$")
 _ENV_REF = re.compile(r"\$\{[^}]*\}")
 
@@ -112,12 +114,25 @@ def source_matcher(ctx: Context, hook: Hook) -> str | None:
 
 
 def _sources(ctx: Context, matcher: str) -> tuple[str, ...] | None:
-    """The starts a session-start matcher selects (empty: every one); None when it selects others."""
-    if matcher.strip() in ("", "*"):
+    """The starts a session-start matcher selects (empty: every one); None when it selects others.
+
+    An anchored alternation (``^(?:startup|resume)$``, as codex's docs write it) is its words; a
+    neutral start this harness never reports (codex has no ``compact``) selects nothing here.
+    """
+    matcher = matcher.strip()
+    anchored = _ANCHORED_WORDS.fullmatch(matcher)
+    words = (anchored.group(1) or anchored.group(2)) if anchored else matcher
+    if words in ("", "*"):
         return ()
-    spelled = {v: k for k, v in getattr(ctx.capability, "sources", {}).items()}
-    found = tuple(spelled.get(part) for part in matcher.split("|"))
-    return None if None in found or len(set(found)) != len(found) else tuple(str(s) for s in found)
+    sources: dict[str, str] = getattr(ctx.capability, "sources", {})
+    spelled = {v: k for k, v in sources.items()}
+    parts = words.split("|")
+    if len(set(parts)) != len(parts):
+        return None
+    found = [spelled.get(part) for part in parts if not (part in SESSION_SOURCES and part not in sources)]
+    if None in found:
+        return None
+    return () if set(found) == set(sources) else tuple(str(s) for s in found)
 
 
 def _matcher_name(ctx: Context, ref: str) -> str | None:
