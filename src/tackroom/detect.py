@@ -169,6 +169,14 @@ def repository_root(start: Path) -> Path:
 def detect(path: Path, adapters: Mapping[str, Adapter] | None = None) -> Detection:
     """Which harnesses the repository holding ``path`` is set up for.
 
+    >>> import tackroom, tempfile, pathlib
+    >>> repo = pathlib.Path(tempfile.mkdtemp())
+    >>> (repo / "CLAUDE.md").write_text("Run the tests first.")
+    20
+    >>> found = tackroom.detect(repo)
+    >>> found.best, found.chosen
+    ('claude-code', 'claude-code')
+
     ``adapters`` default to :func:`~tackroom.adapters.resolve.load_adapters`
     with ``path`` as the project. Nothing is read outside the repository.
     """

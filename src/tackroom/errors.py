@@ -70,7 +70,15 @@ class TackroomError(Exception):
 
 class CellError(TackroomError):
     """The run as asked is wrong (its configuration, an option, the profile, a template, the
-    project's trust, the adapter's name): the same run fails the same way until it is fixed."""
+    project's trust, the adapter's name): the same run fails the same way until it is fixed.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.plan_run(tackroom.load_adapters()["codex"], "hi", options={"no_such": 1})
+    ... except tackroom.CellError as exc:
+    ...     print(type(exc).__name__, "-", str(exc)[:33])
+    OptionError - unknown option 'no_such'; options
+    """
 
 
 class HostError(TackroomError):

@@ -197,6 +197,13 @@ def plan_run(
 ) -> Plan:
     """The plan of one run of ``adapter``: argv, environment and files, computed without running anything.
 
+    >>> import tackroom
+    >>> from pathlib import Path
+    >>> adapter = tackroom.load_adapters()["claude-code"]
+    >>> plan = tackroom.plan_run(adapter, "fix the bug", options={"model": "sonnet"}, workdir=Path("."))
+    >>> plan.argv[:3], "--model" in plan.argv
+    (('claude', '-p', 'fix the bug'), True)
+
     ``home`` is the run's isolated home; None means the caller's real home.
     ``environ`` is the caller's environment (default ``os.environ``): the
     allowlist picks from it.

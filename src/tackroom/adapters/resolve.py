@@ -100,6 +100,11 @@ def load_adapters(
 ) -> AdapterSet:
     """Load built-ins, apply the operator files in ``config`` (default :func:`config_dir`).
 
+    >>> import tackroom
+    >>> adapters = tackroom.load_adapters()
+    >>> adapters["codex"].family, "claude-code" in adapters
+    ('codex', True)
+
     ``project`` is the working directory whose repository's ``tackroom.toml``
     is checked: a project file may select an adapter, never define one.
     """

@@ -145,7 +145,14 @@ def _tool_problem(tool: str) -> str | None:
 
 @dataclass(frozen=True, init=False)
 class Script:
-    """The turns the mock model plays, in order."""
+    """The turns the mock model plays, in order.
+
+    >>> import tackroom
+    >>> turns = [tackroom.Turn.call("shell", {"command": "ls"}), tackroom.Turn.reply("done")]
+    >>> script = tackroom.Script(turns)
+    >>> [turn.kind for turn in script.turns]
+    ['tool', 'text']
+    """
 
     turns: tuple[Turn, ...]
 

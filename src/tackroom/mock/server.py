@@ -244,7 +244,18 @@ def _sent_chunks(outcome: Outcome) -> tuple[bytes, ...]:
 class MockServer:
     """A keyless scripted model server on ``host:port`` (port 0 picks a free one).
 
-    Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    Use as a context manager, or call :meth:`start` and :meth:`stop`. It answers each provider's
+    wire (Anthropic's Messages, OpenAI's Chat Completions and Responses, Gemini's) with the script's
+    next turn:
+
+    >>> import json, urllib.request, tackroom
+    >>> with tackroom.MockServer(tackroom.Script.text("Hello")) as mock:
+    ...     asked = [{"role": "user", "content": "hi"}]
+    ...     body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": asked}
+    ...     call = urllib.request.Request(mock.base_url + "/v1/messages", json.dumps(body).encode())
+    ...     answer = json.load(urllib.request.urlopen(call))
+    >>> answer["content"][0]["text"], len(mock.requests)
+    ('Hello', 1)
     """
 
     def __init__(

@@ -52,6 +52,15 @@ class RunSpec:
 
     Every value is checked on construction; a bad one is a :class:`~tackroom.errors.RunSpecError`
     (or an :class:`~tackroom.errors.OptionError` for an option) before anything starts.
+
+    >>> import tackroom
+    >>> spec = tackroom.RunSpec(prompt="fix the bug", adapter="codex", mock=tackroom.Script.text("done"))
+    >>> len(spec.hash), tackroom.RunSpec.from_json(spec.to_json()).hash == spec.hash
+    (64, True)
+    >>> tackroom.RunSpec(prompt="fix the bug", timeout_s=-1)
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.RunSpecError: timeout must be a positive, finite number of seconds, got -1
     """
 
     prompt: str

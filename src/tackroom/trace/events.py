@@ -47,6 +47,10 @@ class Usage:
     """Token counts: an ``int``, or ``None`` when not reported or (named in ``unknown``) not knowable.
 
     A negative count given here is a contradiction and is recorded as unknown.
+
+    >>> import tackroom
+    >>> tackroom.Usage(input=1200, output=50).to_json()["cache_read"]
+    'not_reported'
     """
 
     input: int | None = None
