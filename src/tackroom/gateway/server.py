@@ -89,6 +89,19 @@ class Gateway:
 
     ``writer="process"`` stores the captures from a child process (``gateway serve`` does): the
     proxy's loop then never waits for the interpreter lock while a batch is read and stored.
+
+    >>> import json, tempfile, urllib.request, tackroom
+    >>> store = tempfile.mkdtemp() + "/state.db"
+    >>> with tackroom.MockServer(tackroom.Script.text("Hello")) as mock:
+    ...     with tackroom.Gateway(upstream=mock.base_url, db=store) as gateway:
+    ...         asked = [{"role": "user", "content": "hi"}]
+    ...         body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": asked}
+    ...         url = gateway.trace_url("my-run") + "/v1/messages"
+    ...         _ = urllib.request.urlopen(urllib.request.Request(url, json.dumps(body).encode()))
+    ...         gateway.flush()
+    ...         [call] = gateway.store.calls(trace="my-run")
+    >>> call["status"], call["model_served"]
+    (200, 'claude-sonnet-4-5')
     """
 
     def __init__(

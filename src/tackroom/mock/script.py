@@ -82,7 +82,13 @@ DEFAULT_USAGE = Usage()
 
 @dataclass(frozen=True)
 class Turn:
-    """One scripted model answer: a text, a tool call or an HTTP error."""
+    """One scripted model answer: a text, a tool call or an HTTP error.
+
+    >>> import tackroom
+    >>> call = tackroom.Turn.call("shell", {"command": "ls"})
+    >>> call.kind, call.tool, tackroom.Turn.reply("done").text
+    ('tool', 'shell', 'done')
+    """
 
     kind: TurnKind
     text: str = ""

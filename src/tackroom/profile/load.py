@@ -91,7 +91,16 @@ def check_item_name(kind: str, name: str) -> bool:
 
 
 def load_profile(dirs: Iterable[Path], harnesses: Iterable[str] | None = None) -> Profile:
-    """Read and layer profile directories; ``harnesses`` (if given) are the names items may name."""
+    """Read and layer profile directories; ``harnesses`` (if given) are the names items may name.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> profile = pathlib.Path(tempfile.mkdtemp())
+    >>> (profile / "rules").mkdir()
+    >>> (profile / "rules" / "style.md").write_text("Prefer small functions.\\n")
+    24
+    >>> [rule.name for rule in tackroom.load_profile([profile]).rules]
+    ['style']
+    """
     reader = _Reader(set(harnesses) if harnesses is not None else None)
     layers = [reader.read_dir(d) for d in dirs]
     if reader.problems:

@@ -121,7 +121,12 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Event:
-    """Base of every event: its kind and the raw line it came from."""
+    """Base of every event: its kind and the raw line it came from.
+
+    >>> import tackroom
+    >>> tackroom.AssistantText(text="hi").to_json()
+    {'type': 'assistant_text', 'raw': '', 'text': 'hi'}
+    """
 
     kind: ClassVar[str] = "event"
     raw: str = field(default="", repr=False)
