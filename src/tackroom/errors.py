@@ -60,7 +60,15 @@ if TYPE_CHECKING:
 
 
 class TackroomError(Exception):
-    """Base class of every error tackroom raises on purpose."""
+    """Base class of every error tackroom raises on purpose.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.load_adapters()["no-such"]
+    ... except tackroom.TackroomError as exc:
+    ...     print(type(exc).__name__)
+    UnknownAdapterError
+    """
 
     adapter: str | None = None
     """The adapter of the run that raised it (None outside a run, or before one was chosen)."""
@@ -83,7 +91,14 @@ class CellError(TackroomError):
 
 class HostError(TackroomError):
     """This machine could not run it (the harness not installed or too old, an install or a
-    registry, the state database, the gateway): a retry, an install, or another host may help."""
+    registry, the state database, the gateway): a retry, an install, or another host may help.
+
+    >>> import tackroom
+    >>> issubclass(tackroom.HarnessNotFoundError, tackroom.HostError)
+    True
+    >>> issubclass(tackroom.UnknownAdapterError, tackroom.HostError)  # a name no one defines: fix it
+    False
+    """
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,11 @@ class Adapter:
     entries). A loaded adapter is resolved for the version it was verified
     with; :meth:`at` gives the one for the version actually run, with its own
     ``effective``, provenance and hash.
+
+    >>> import tackroom
+    >>> claude = tackroom.load_adapters()["claude-code"]
+    >>> claude.family, claude.executable, claude.source
+    ('claude-code', 'claude', 'builtin')
     """
 
     name: str

@@ -82,7 +82,18 @@ EnvSource = Literal["allowlist", "pass", "home", "set", "endpoint", "option", "t
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A model base URL to point the harness at (the mock, a gateway, any endpoint)."""
+    """A model base URL to point the harness at (the mock, a gateway, any endpoint).
+
+    Its adapter's ``model_endpoint`` data says how: the variables, flags or files that carry it.
+
+    >>> import tackroom
+    >>> from pathlib import Path
+    >>> claude = tackroom.load_adapters()["claude-code"]
+    >>> endpoint = tackroom.Endpoint("http://127.0.0.1:8787", api_key="sk-test")
+    >>> plan = tackroom.plan_run(claude, "hi", workdir=Path("."), endpoint=endpoint)
+    >>> sorted(v.name for v in plan.env if v.name.startswith("ANTHROPIC_"))
+    ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL']
+    """
 
     base_url: str
     """As given, with or without ``/v1``; the adapter decides which the harness gets."""
@@ -135,7 +146,14 @@ class StagedFile:
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything a run would do: argv, environment, files, and the adapter hash."""
+    """Everything a run would do: argv, environment, files, and the adapter hash.
+
+    >>> import tackroom
+    >>> from pathlib import Path
+    >>> plan = tackroom.plan_run(tackroom.load_adapters()["codex"], "hi", workdir=Path("."))
+    >>> plan.argv[0], plan.family, len(plan.adapter_hash)
+    ('codex', 'codex', 64)
+    """
 
     adapter: str
     harness: str

@@ -48,7 +48,15 @@ def identity_variables() -> list[str]:
 
 
 class AdapterSet(Mapping[str, Adapter]):
-    """Every adapter of one load, by name, plus the files it read."""
+    """Every adapter of one load, by name, plus the files it read.
+
+    >>> import tackroom
+    >>> adapters = tackroom.load_adapters()
+    >>> "codex" in adapters, adapters["no-such"]
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.UnknownAdapterError: unknown adapter 'no-such'; known adapters: aider, ...
+    """
 
     def __init__(self, adapters: Mapping[str, Adapter], files: tuple[str, ...]) -> None:
         self._adapters = dict(sorted(adapters.items()))

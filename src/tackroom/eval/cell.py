@@ -78,7 +78,21 @@ task value that needs the user's word) are counted apart, never silently as a 0.
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of an evaluation: what runs, not where."""
+    """One cell of an evaluation: what runs, not where.
+
+    A task, a harness (``oracle`` runs the task's own solution), a model and a repeat; its id,
+    a content hash, is the same on any machine.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> task = pathlib.Path(tempfile.mkdtemp())
+    >>> (task / "tests").mkdir()
+    >>> _ = (task / "task.toml").write_text('[task]\\nname = "me/hello"\\n')
+    >>> _ = (task / "instruction.md").write_text("Write hello.txt saying hello.\\n")
+    >>> _ = (task / "tests" / "test.sh").write_text("grep -q hello /app/hello.txt\\n")
+    >>> cell = tackroom.Cell(task=tackroom.load_task(task), harness="oracle")
+    >>> cell.harness, cell.repeat, len(cell.id)
+    ('oracle', 0, 64)
+    """
 
     task: Task
     harness: str

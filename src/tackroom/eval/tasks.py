@@ -117,7 +117,18 @@ class Step:
 
 @dataclass(frozen=True)
 class Task:
-    """A Harbor task directory, read and checked."""
+    """A Harbor task directory, read and checked.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> task = pathlib.Path(tempfile.mkdtemp())
+    >>> (task / "tests").mkdir()
+    >>> _ = (task / "task.toml").write_text('[task]\\nname = "me/hello"\\n')
+    >>> _ = (task / "instruction.md").write_text("Write hello.txt saying hello.\\n")
+    >>> _ = (task / "tests" / "test.sh").write_text("grep -q hello /app/hello.txt\\n")
+    >>> loaded = tackroom.load_task(task)
+    >>> loaded.name, loaded.instruction
+    ('me/hello', 'Write hello.txt saying hello.\\n')
+    """
 
     path: Path
     name: str
@@ -152,7 +163,14 @@ class Task:
 
 
 def load_task(path: Path) -> Task:
-    """The task at ``path``, or a :class:`TaskError` with every problem found."""
+    """The task at ``path``, or a :class:`TaskError` with every problem found.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> tackroom.load_task(pathlib.Path(tempfile.mkdtemp()))
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.TaskError: ...task.toml: a task directory needs its task.toml...
+    """
     task, problems = _read(path)
     if problems or task is None:
         raise TaskError(problems)

@@ -141,7 +141,12 @@ class Event:
 
 @dataclass(frozen=True)
 class SessionStarted(Event):
-    """The harness started (or resumed) a session: its id and model, where it says them."""
+    """The harness started (or resumed) a session: its id and model, where it says them.
+
+    >>> import tackroom
+    >>> tackroom.SessionStarted(session_id="abc", model="sonnet").to_json()["session_id"]
+    'abc'
+    """
 
     kind: ClassVar[str] = "session_started"
     session_id: str | None = None
@@ -166,7 +171,12 @@ class AssistantText(Event):
 
 @dataclass(frozen=True)
 class ToolCall(Event):
-    """The model asked for a tool, in the harness's own tool name, with its input."""
+    """The model asked for a tool, in the harness's own tool name, with its input.
+
+    >>> import tackroom
+    >>> tackroom.ToolCall(name="Bash", call_id="1", input={"command": "ls"}).to_json()["input"]
+    {'command': 'ls'}
+    """
 
     kind: ClassVar[str] = "tool_call"
     name: str = ""
@@ -186,7 +196,13 @@ class ToolResult(Event):
 
 @dataclass(frozen=True)
 class UsageReport(Event):
-    """Usage of one model call (``scope="turn"``) or of the whole run (``scope="total"``)."""
+    """Usage of one model call (``scope="turn"``) or of the whole run (``scope="total"``).
+
+    >>> import tackroom
+    >>> report = tackroom.UsageReport(usage=tackroom.Usage(input=10, output=2), scope="total")
+    >>> report.to_json()["usage"]["output"], report.scope
+    (2, 'total')
+    """
 
     kind: ClassVar[str] = "usage"
     usage: Usage = field(default_factory=Usage)
