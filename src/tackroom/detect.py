@@ -99,7 +99,15 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Detection:
-    """What a repository's markers say: every match, best first, and what was skipped."""
+    """What a repository's markers say: every match, best first, and what was skipped.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> repo = pathlib.Path(tempfile.mkdtemp())
+    >>> (repo / ".codex").mkdir()
+    >>> found = tackroom.detect(repo)
+    >>> found.best, [match.adapter for match in found.matches][:1]
+    ('codex', ['codex'])
+    """
 
     root: Path
     """The repository root the markers were looked up under."""

@@ -214,7 +214,14 @@ class Origin:
 
 @dataclass(frozen=True)
 class Profile:
-    """Everything a profile holds, each kind sorted by name."""
+    """Everything a profile holds, each kind sorted by name.
+
+    >>> import tackroom
+    >>> from tackroom.profile.model import Rule
+    >>> profile = tackroom.Profile(rules=(Rule("style", "Prefer small functions.\\n"),))
+    >>> [rule.name for rule in profile.rules], profile.hooks
+    (['style'], ())
+    """
 
     rules: tuple[Rule, ...] = ()
     skills: tuple[Skill, ...] = ()

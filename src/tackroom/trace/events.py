@@ -155,7 +155,12 @@ class SessionStarted(Event):
 
 @dataclass(frozen=True)
 class UserText(Event):
-    """Text the user (or the run's prompt) sent: it starts a turn. Transcripts record it, streams rarely."""
+    """Text the user (or the run's prompt) sent: it starts a turn. Transcripts record it, streams rarely.
+
+    >>> import tackroom
+    >>> tackroom.UserText(text="fix the bug").to_json()["type"]
+    'user_text'
+    """
 
     kind: ClassVar[str] = "user_text"
     text: str = ""
@@ -163,7 +168,12 @@ class UserText(Event):
 
 @dataclass(frozen=True)
 class AssistantText(Event):
-    """Text the model wrote to the user."""
+    """Text the model wrote to the user.
+
+    >>> import tackroom
+    >>> tackroom.AssistantText(text="Done.").text
+    'Done.'
+    """
 
     kind: ClassVar[str] = "assistant_text"
     text: str = ""
@@ -186,7 +196,13 @@ class ToolCall(Event):
 
 @dataclass(frozen=True)
 class ToolResult(Event):
-    """What a tool call returned (``call_id`` links it to its :class:`ToolCall`)."""
+    """What a tool call returned (``call_id`` links it to its :class:`ToolCall`).
+
+    >>> import tackroom
+    >>> result = tackroom.ToolResult(call_id="1", output="README.md", is_error=False)
+    >>> result.to_json()["call_id"], result.is_error
+    ('1', False)
+    """
 
     kind: ClassVar[str] = "tool_result"
     call_id: str | None = None
@@ -211,7 +227,12 @@ class UsageReport(Event):
 
 @dataclass(frozen=True)
 class ErrorEvent(Event):
-    """An error the harness reported; ``fatal`` when the run failed because of it."""
+    """An error the harness reported; ``fatal`` when the run failed because of it.
+
+    >>> import tackroom
+    >>> tackroom.ErrorEvent(message="API Error: 400", fatal=True).to_json()["fatal"]
+    True
+    """
 
     kind: ClassVar[str] = "error"
     message: str = ""
@@ -220,7 +241,12 @@ class ErrorEvent(Event):
 
 @dataclass(frozen=True)
 class Finished(Event):
-    """The run's terminal event: the final text and whether the harness called it a success."""
+    """The run's terminal event: the final text and whether the harness called it a success.
+
+    >>> import tackroom
+    >>> tackroom.Finished(final_text="done", ok=False).to_json()
+    {'type': 'finished', 'raw': '', 'final_text': 'done', 'ok': False}
+    """
 
     kind: ClassVar[str] = "finished"
     final_text: str | None = None
@@ -232,6 +258,10 @@ class Record(Event):
     """A transcript record no reader knows (a new harness release's line type): kept whole, never dropped.
 
     Only transcripts yield it; a live stream's unknown lines are not events.
+
+    >>> import tackroom
+    >>> tackroom.Record(raw='{"type": "new-kind"}', record_type="new-kind").record_type
+    'new-kind'
     """
 
     kind: ClassVar[str] = "record"
