@@ -120,6 +120,15 @@ class ConfigError(CellError):
 
     All problems found in one load are reported together, sorted by file and
     line, so one fix-and-retry cycle can fix them all.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> profile = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (profile / "style.md").write_text("Prefer small functions.")  # a rule belongs in rules/
+    >>> try:
+    ...     tackroom.load_profile([profile])
+    ... except tackroom.ConfigError as exc:
+    ...     print([(pathlib.Path(p.file).name, p.message[:21]) for p in exc.problems])
+    [('style.md', 'unknown profile entry')]
     """
 
     def __init__(self, problems: Iterable[Problem]) -> None:
@@ -137,28 +146,76 @@ class ConfigError(CellError):
 
 
 class ProfileError(CellError):
-    """A profile cannot be rendered or imported as asked (nothing was written)."""
+    """A profile cannot be rendered or imported as asked (nothing was written).
+
+    >>> import tackroom
+    >>> exc = tackroom.ProfileError("nothing to render")
+    >>> isinstance(exc, tackroom.CellError), isinstance(exc, tackroom.ConfigError)
+    (True, False)
+    """
 
 
 class UnsafePathError(CellError):
-    """A name or path would leave the directory it belongs in, or follow a link out of it."""
+    """A name or path would leave the directory it belongs in, or follow a link out of it.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.run("codex", "hi", harness_version="../../bin")
+    ... except tackroom.UnsafePathError as exc:
+    ...     print(exc.adapter, "-", str(exc)[:49])
+    codex - version '../../bin' cannot be used as a file name
+    """
 
 
 class TrustError(CellError):
-    """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke."""
+    """``tackroom trust`` cannot do what was asked: nothing to trust there, or nothing to revoke.
+
+    >>> import tackroom
+    >>> issubclass(tackroom.UntrustedProjectError, tackroom.TrustError)
+    True
+    >>> exc = tackroom.TrustError("/src/app is not trusted (nor any directory above it); nothing to revoke")
+    >>> isinstance(exc, tackroom.CellError), isinstance(exc, tackroom.HostError)
+    (True, False)
+    """
 
 
 class UntrustedProjectError(TrustError):
     """A run refused: its harness loads the project's executable config on its own, and the user has
-    not trusted the project (``tackroom trust``)."""
+    not trusted the project (``tackroom trust``).
+
+    >>> import tackroom, tempfile, pathlib
+    >>> project = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (project / "opencode.json").write_text("{}")  # config opencode loads on its own
+    >>> try:
+    ...     tackroom.plan_run(tackroom.load_adapters()["opencode"], "hi", workdir=project)
+    ... except tackroom.UntrustedProjectError as exc:
+    ...     print(str(exc)[:45])
+    opencode (adapter 'opencode') was not started
+    """
 
 
 class OptionError(CellError):
-    """An option value that cannot be used with the selected adapter."""
+    """An option value that cannot be used with the selected adapter.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.plan_run(tackroom.load_adapters()["goose"], "hi", options={"max_turns": "many"})
+    ... except tackroom.OptionError as exc:
+    ...     print(exc)
+    option 'max_turns' takes a whole number of at least 1, not 'many'
+    """
 
 
 class UnsupportedOptionError(OptionError):
-    """The adapter has no rendering for an option: fail closed, never drop it."""
+    """The adapter has no rendering for an option: fail closed, never drop it.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.plan_run(tackroom.load_adapters()["antigravity"], "hi", options={"resume": "last"})
+    ... except tackroom.UnsupportedOptionError as exc:
+    ...     print(exc.adapter, exc.option, exc.supported)
+    antigravity resume ('model',)
+    """
 
     def __init__(self, *, harness: str, adapter: str, option: str, supported: Sequence[str]) -> None:
         self.harness = harness
@@ -174,11 +231,25 @@ class UnsupportedOptionError(OptionError):
 
 
 class TemplateError(CellError):
-    """A template could not be expanded with the values given."""
+    """A template could not be expanded with the values given.
+
+    >>> import tackroom
+    >>> exc = tackroom.TemplateError("no value for {{model}} in 'custom:{{model}}'")
+    >>> isinstance(exc, tackroom.CellError), str(exc)
+    (True, "no value for {{model}} in 'custom:{{model}}'")
+    """
 
 
 class UnknownAdapterError(CellError):
-    """No built-in or operator table defines this adapter name."""
+    """No built-in or operator table defines this adapter name.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.load_adapters()["claude"]
+    ... except tackroom.UnknownAdapterError as exc:
+    ...     print(exc.name, "-", "claude-code" in exc.known)
+    claude - True
+    """
 
     def __init__(self, name: str, known: Sequence[str]) -> None:
         self.name = name
@@ -187,11 +258,23 @@ class UnknownAdapterError(CellError):
 
 
 class FamilyError(HostError):
-    """A family is missing from the registry or does not satisfy the interface."""
+    """A family is missing from the registry or does not satisfy the interface.
+
+    >>> import tackroom
+    >>> exc = tackroom.FamilyError("no family 'my-agent' is registered (registered: aider, amp, ...)")
+    >>> isinstance(exc, tackroom.HostError), isinstance(exc, tackroom.CellError)
+    (True, False)
+    """
 
 
 class InstallError(HostError):
-    """A harness could not be installed."""
+    """A harness could not be installed.
+
+    >>> import tackroom
+    >>> exc = tackroom.InstallError("installing 'codex' needs npm (Node.js), which is not on PATH")
+    >>> isinstance(exc, tackroom.HostError), exc.adapter, exc.run_dir
+    (True, None, None)
+    """
 
 
 class RegistryError(HostError):
@@ -199,54 +282,136 @@ class RegistryError(HostError):
 
     Unreachable, too slow, the package unknown to it, or an answer that is not
     a version: the message says which.
+
+    >>> import tackroom
+    >>> exc = tackroom.RegistryError("npm view @openai/codex did not answer within 20s: the registry is ...")
+    >>> isinstance(exc, tackroom.HostError), str(exc).startswith("npm view")
+    (True, True)
     """
 
 
 class HarnessNotFoundError(HostError):
-    """The harness executable is neither installed by tackroom nor on PATH."""
+    """The harness executable is neither installed by tackroom nor on PATH.
+
+    >>> import tackroom, tempfile
+    >>> empty = tempfile.mkdtemp()  # no managed installs in this home, nothing on this PATH
+    >>> try:
+    ...     tackroom.run("aider", "hi", environ={"HOME": empty, "PATH": empty})
+    ... except tackroom.HarnessNotFoundError as exc:
+    ...     print(exc.adapter, "-", str(exc)[:54])
+    aider - 'aider' (adapter 'aider') is not installed by tackroom
+    """
 
 
 class HarnessVersionError(HostError):
-    """The harness is older than the oldest version its adapter works with (``min_version``)."""
+    """The harness is older than the oldest version its adapter works with (``min_version``).
+
+    >>> import tackroom
+    >>> exc = tackroom.HarnessVersionError("codex 0.1.0 (/usr/bin/codex) is older than 0.40.0, ...")
+    >>> isinstance(exc, tackroom.HostError), isinstance(exc, tackroom.CellError)
+    (True, False)
+    """
 
 
 class MockError(TackroomError):
-    """The mock model server cannot start as asked: a bad or taken port, an address, a log file."""
+    """The mock model server cannot start as asked: a bad or taken port, an address, a log file.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.MockServer(port=70000)
+    ... except tackroom.MockError as exc:
+    ...     print(exc)
+    port must be 0-65535 (0 picks a free one), got 70000
+    """
 
 
 class MockScriptError(MockError, CellError):
-    """A mock model script is malformed."""
+    """A mock model script is malformed.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.Turn.error(200, "all fine")
+    ... except tackroom.MockScriptError as exc:
+    ...     print(isinstance(exc, tackroom.MockError), exc)
+    True error: HTTP status must be 400-599, got 200
+    """
 
 
 class RunError(TackroomError):
     """A run could not be started or followed; :class:`RunSpecError` and :class:`LaunchError` say which
-    group (catching ``RunError`` still catches both)."""
+    group (catching ``RunError`` still catches both).
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.run("codex", "hi", timeout_s=0)
+    ... except tackroom.RunError as exc:
+    ...     print(type(exc).__name__, exc.adapter, isinstance(exc, tackroom.CellError))
+    RunSpecError codex True
+    """
 
 
 class RunSpecError(RunError, CellError):
     """A run's values that cannot make a run (a :class:`~tackroom.run.spec.RunSpec`'s checks): a
     timeout that is no duration, two endpoints at once, a working directory that is none, an
-    unknown field in a spec's JSON."""
+    unknown field in a spec's JSON.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.RunSpec(prompt="fix the bug", home="nowhere")
+    ... except tackroom.RunSpecError as exc:
+    ...     print(exc)
+    home must be 'isolated' or 'real', got 'nowhere'
+    """
 
 
 class SandboxError(HostError):
-    """A sandbox that cannot run here (not installed, no namespaces) or is registered badly."""
+    """A sandbox that cannot run here (not installed, no namespaces) or is registered badly.
+
+    >>> import tackroom
+    >>> exc = tackroom.SandboxError("sandbox 'bwrap' cannot run here: no bwrap on PATH: install bubblewrap")
+    >>> isinstance(exc, tackroom.HostError), isinstance(exc, tackroom.RunSpecError)
+    (True, False)
+    """
 
 
 class LaunchError(RunError, HostError):
-    """This machine could not set the run up: no run directory can be made, a file cannot be staged."""
+    """This machine could not set the run up: no run directory can be made, a file cannot be staged.
+
+    >>> import tackroom
+    >>> exc = tackroom.LaunchError("cannot create a run directory in '/data/runs': No space left on device")
+    >>> isinstance(exc, tackroom.RunError), isinstance(exc, tackroom.HostError)
+    (True, True)
+    """
 
 
 class ProbeError(TackroomError):
-    """A probe cannot be run as asked: an unknown capability, nothing to probe."""
+    """A probe cannot be run as asked: an unknown capability, nothing to probe.
+
+    >>> import tackroom
+    >>> exc = tackroom.ProbeError("unknown capabilities telepathy; known: ...")
+    >>> isinstance(exc, tackroom.TackroomError), isinstance(exc, (tackroom.CellError, tackroom.HostError))
+    (True, False)
+    """
 
 
 class RowError(TackroomError, ValueError):
-    """A capability row (or an external probe's output) that does not parse; the whole row is rejected."""
+    """A capability row (or an external probe's output) that does not parse; the whole row is rejected.
+
+    >>> import tackroom
+    >>> exc = tackroom.RowError("probe output has no supports")
+    >>> isinstance(exc, tackroom.TackroomError), isinstance(exc, ValueError)
+    (True, True)
+    """
 
 
 class StateError(HostError):
-    """The state database cannot be used: not a database, another program's, a newer tackroom's, read-only."""
+    """The state database cannot be used: not a database, another program's, a newer tackroom's, read-only.
+
+    >>> import tackroom
+    >>> exc = tackroom.StateError("state.db: not a usable SQLite database (file is not a database)")
+    >>> isinstance(exc, tackroom.HostError), str(exc).startswith("state.db")
+    (True, True)
+    """
 
 
 class StreamLineError(TackroomError, ValueError):
@@ -254,15 +419,36 @@ class StreamLineError(TackroomError, ValueError):
 
     Family code raises it (through ``json_line``); the run turns it into a
     non-fatal error event that keeps the line, so it never reaches a caller.
+
+    >>> import tackroom
+    >>> exc = tackroom.StreamLineError("JSON nested deeper than 200 levels")
+    >>> isinstance(exc, tackroom.TackroomError), isinstance(exc, ValueError)
+    (True, True)
     """
 
 
 class TraceError(TackroomError):
-    """A transcript, session or usage report that cannot be read or found as asked."""
+    """A transcript, session or usage report that cannot be read or found as asked.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.read_trace("no-such-session", harness="codex")
+    ... except tackroom.TraceError as exc:
+    ...     print(exc)
+    no session 'no-such-session' in the logs tackroom can read: see `tackroom trace list`
+    """
 
 
 class GatewayError(HostError):
-    """The gateway cannot start as asked (a taken port, a bad upstream URL) or lost captures."""
+    """The gateway cannot start as asked (a taken port, a bad upstream URL) or lost captures.
+
+    >>> import tackroom
+    >>> try:
+    ...     tackroom.Gateway("ftp://mirror.example")
+    ... except tackroom.GatewayError as exc:
+    ...     print(isinstance(exc, tackroom.HostError), str(exc)[:50])
+    True upstream for anthropic must be an http(s) base URL
+    """
 
 
 class DetectionError(CellError):
@@ -270,6 +456,14 @@ class DetectionError(CellError):
 
     The message lists the candidates (if any) and how to choose one; ambiguity is reported, never
     guessed. A path to look at that is not a directory is one too.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> empty = pathlib.Path(tempfile.mkdtemp())  # no CLAUDE.md, no .codex, no other harness's markers
+    >>> try:
+    ...     tackroom.run(None, "hi", workdir=empty)  # no harness named
+    ... except tackroom.DetectionError as exc:
+    ...     print(str(exc)[:26])
+    no adapter named: name one
     """
 
 
@@ -277,6 +471,14 @@ class ConformanceError(TackroomError, AssertionError):
     """An adapter failed the conformance kit; :attr:`findings` lists every failure, each with file and line.
 
     It is an :class:`AssertionError` too, so ``assert_adapter_conformance`` reads as a test failure.
+
+    >>> import tackroom
+    >>> from tackroom.conformance import assert_adapter_loads_hooks
+    >>> try:
+    ...     assert_adapter_loads_hooks(tackroom.load_adapters()["aider"])
+    ... except tackroom.ConformanceError as exc:
+    ...     print(exc.adapter, [f.message for f in exc.findings], isinstance(exc, AssertionError))
+    aider ['declares no hooks capability: no hooks to load'] True
     """
 
     def __init__(self, adapter: str, findings: Sequence[object]) -> None:
@@ -288,16 +490,50 @@ class ConformanceError(TackroomError, AssertionError):
 
 
 class TaskError(ConfigError):
-    """A task directory (Harbor's format) that cannot be run as it is: every problem, each at file:line."""
+    """A task directory (Harbor's format) that cannot be run as it is: every problem, each at file:line.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> task = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (task / "task.toml").write_text("")  # and nothing else
+    >>> try:
+    ...     tackroom.load_task(task)
+    ... except tackroom.TaskError as exc:
+    ...     print([pathlib.Path(p.file).name for p in exc.problems])
+    ['instruction.md', 'test.sh']
+    """
 
 
 class MatrixError(ConfigError):
-    """An evaluation's matrix file that cannot be run: every problem, each at file:line."""
+    """An evaluation's matrix file that cannot be run: every problem, each at file:line.
+
+    >>> import tackroom, tempfile, pathlib
+    >>> matrix = pathlib.Path(tempfile.mkdtemp()) / "matrix.toml"
+    >>> _ = matrix.write_text("[matrix]\\n")
+    >>> try:
+    ...     tackroom.load_matrix(matrix)
+    ... except tackroom.MatrixError as exc:
+    ...     print([p.key for p in exc.problems])
+    ['matrix.harnesses', 'matrix.tasks']
+    """
 
 
 class EvaluationExistsError(ConfigError):
-    """A new evaluation asked for in a directory that holds one: resume it, or choose another."""
+    """A new evaluation asked for in a directory that holds one: resume it, or choose another.
+
+    >>> import tackroom
+    >>> from tackroom.errors import Problem
+    >>> found = Problem("out", "", "holds an evaluation (4 cells stored): --resume it, or --out elsewhere")
+    >>> exc = tackroom.EvaluationExistsError([found])
+    >>> isinstance(exc, tackroom.ConfigError), str(exc)
+    (True, 'out: holds an evaluation (4 cells stored): --resume it, or --out elsewhere')
+    """
 
 
 class RayUnavailableError(HostError):
-    """The ray executor cannot run: Ray is not installed, or its cluster does not answer."""
+    """The ray executor cannot run: Ray is not installed, or its cluster does not answer.
+
+    >>> import tackroom
+    >>> exc = tackroom.RayUnavailableError("the ray executor needs Ray: pip install 'tackroom[ray]'")
+    >>> isinstance(exc, tackroom.HostError), isinstance(exc, ImportError)
+    (True, False)
+    """
