@@ -176,7 +176,21 @@ def profile_digest(profile: Profile) -> str:
 
 @dataclass(frozen=True)
 class CellResult:
-    """What one cell did: outcome class, rewards, usage, time per phase, and where to look."""
+    """What one cell did: outcome class, rewards, usage, time per phase, and where to look.
+
+    Its outcome class says whether the verifier's reward counts (see ``POLICY``):
+
+    >>> import dataclasses, tackroom
+    >>> result = tackroom.CellResult(
+    ...     cell_id="c1", task="me/hello", harness="codex", model=None, repeat=0, outcome="agent_timeout",
+    ...     reason="timed out after 600s", rewards={"reward": 1.0}, reward_status="ok",
+    ... )
+    >>> result.passed, result.reward  # an agent that timed out is still graded, and its reward counts
+    (True, 1.0)
+    >>> dataclasses.replace(result, outcome="model_error").passed  # a failed model call's does not
+    >>> tackroom.CellResult.from_json(result.to_json()) == result
+    True
+    """
 
     cell_id: str
     task: str

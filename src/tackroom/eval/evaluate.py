@@ -60,7 +60,27 @@ async def evaluate(
 ) -> list[CellResult]:
     """Run ``cells`` with ``executor`` (default: the local pool, ``jobs`` at once), storing each result
     in ``directory`` and the store as it ends; with ``resume`` the cells already stored are not run
-    again (a directory that holds an evaluation is refused without it)."""
+    again (a directory that holds an evaluation is refused without it).
+
+    A cell that cannot run on this host is a result, not a raise; here, a task whose image needs a
+    multi-stage build:
+
+    >>> import asyncio, pathlib, tackroom
+    >>> task = pathlib.Path("tasks/hello")
+    >>> files = {"task.toml": '[task]\\nname = "me/hello"\\n', "instruction.md": "Say hello.\\n",
+    ...          "tests/test.sh": "exit 0\\n",
+    ...          "environment/Dockerfile": "FROM golang AS build\\nFROM ubuntu:24.04\\n"}
+    >>> for name, text in files.items():
+    ...     (task / name).parent.mkdir(parents=True, exist_ok=True)
+    ...     _ = (task / name).write_text(text)
+    >>> cell = tackroom.Cell(task=tackroom.load_task(task), harness="oracle")
+    >>> [result] = asyncio.run(tackroom.evaluate([cell], pathlib.Path("out")))
+    >>> result.outcome, result.reason
+    ('unsupported', 'unsupported: needs image build: ...Dockerfile:2: a second FROM (a multi-stage build)')
+    >>> [again] = asyncio.run(tackroom.evaluate([cell], pathlib.Path("out"), resume=True))
+    >>> again.started_at == result.started_at  # stored already: resuming does not run it again
+    True
+    """
     cells = list(cells)
     store = store or ResultStore()
     before = stored(directory, store)

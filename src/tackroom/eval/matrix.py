@@ -70,7 +70,20 @@ _ENDPOINTS = ("mock", "mock_text", "base_url", "gateway")
 
 @dataclass(frozen=True)
 class Matrix:
-    """A matrix file read and checked: its cells, and how many at once."""
+    """A matrix file read and checked: its cells, and how many at once.
+
+    >>> import pathlib, tackroom
+    >>> task = pathlib.Path("tasks/hello")
+    >>> (task / "tests").mkdir(parents=True)
+    >>> _ = (task / "tests" / "test.sh").write_text("grep -q hello /app/hello.txt\\n")
+    >>> _ = (task / "task.toml").write_text('[task]\\nname = "me/hello"\\n')
+    >>> _ = (task / "instruction.md").write_text("Write hello.txt saying hello.\\n")
+    >>> top = '[matrix]\\ntasks = ["tasks/*"]\\nharnesses = ["codex", "oracle"]\\njobs = 4\\n'
+    >>> _ = pathlib.Path("matrix.toml").write_text(top + "[harness.codex]\\njobs = 1\\n")
+    >>> matrix = tackroom.load_matrix(pathlib.Path("matrix.toml"))
+    >>> len(matrix.cells), [task.name for task in matrix.tasks], matrix.jobs, dict(matrix.per_harness)
+    (2, ['me/hello'], 4, {'codex': 1})
+    """
 
     path: Path
     cells: tuple[Cell, ...]
@@ -81,7 +94,22 @@ class Matrix:
 
 
 def load_matrix(path: Path, *, adapters: Any = None) -> Matrix:
-    """The matrix at ``path`` with its tasks read; a :class:`MatrixError` with every problem found."""
+    """The matrix at ``path`` with its tasks read; a :class:`MatrixError` with every problem found.
+
+    A task directory in Harbor's format, and a matrix of two harnesses, twice each:
+
+    >>> import pathlib, tackroom
+    >>> task = pathlib.Path("tasks/hello")
+    >>> (task / "tests").mkdir(parents=True)
+    >>> _ = (task / "tests" / "test.sh").write_text("grep -q hello /app/hello.txt\\n")
+    >>> _ = (task / "task.toml").write_text('[task]\\nname = "me/hello"\\n')
+    >>> _ = (task / "instruction.md").write_text("Write hello.txt saying hello.\\n")
+    >>> text = '[matrix]\\ntasks = ["tasks/*"]\\nharnesses = ["codex", "oracle"]\\nrepeats = 2\\n'
+    >>> _ = pathlib.Path("matrix.toml").write_text(text)
+    >>> matrix = tackroom.load_matrix(pathlib.Path("matrix.toml"))
+    >>> [(cell.task.name, cell.harness, cell.repeat) for cell in matrix.cells]
+    [('me/hello', 'codex', 0), ('me/hello', 'codex', 1), ('me/hello', 'oracle', 0), ('me/hello', 'oracle', 1)]
+    """
     reader = _Reader(path, adapters)
     matrix = reader.read()
     if reader.problems or matrix is None:

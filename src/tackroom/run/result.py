@@ -26,7 +26,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Result:
-    """One run of a harness: exit, timing, session, final text, usage and failure."""
+    """One run of a harness: exit, timing, session, final text, usage and failure.
+
+    :func:`tackroom.run` returns one (and writes it to the run directory's ``result.json``); it is
+    ``ok`` only when everything that makes a run complete was observed:
+
+    >>> import dataclasses, pathlib, tackroom
+    >>> result = tackroom.Result(
+    ...     adapter="codex", harness="codex", adapter_hash="0" * 64, argv=("codex", "exec", "fix it"),
+    ...     exit_code=0, timed_out=False, duration_s=4.2, session_id="s1", final_text="Fixed.",
+    ...     usage=tackroom.Usage(input=120, output=8), model_failed=False, error=None,
+    ...     run_dir=pathlib.Path("runs/1"), harness_version="0.171.0",
+    ... )
+    >>> result.ok, result.to_json()["usage"]["cache_read"]
+    (True, 'not_reported')
+    >>> dataclasses.replace(result, finished=False).ok  # exited 0, but its stream never finished
+    False
+    """
 
     adapter: str
     harness: str

@@ -54,6 +54,21 @@ def run(adapter: RunSpec | str | Adapter | None, prompt: str | None = None, **kw
     Inside a running event loop (Jupyter, an async application) the run gets a loop of its own in
     a thread, and this call waits for it as any blocking call would; ``await arun(...)`` lets the
     loop go on meanwhile.
+
+    A stand-in harness shows the whole path without a real one: a shell script that prints the last
+    line of Claude Code's stream, run as an operator adapter extending ``claude-code``:
+
+    >>> import json, pathlib, tackroom
+    >>> agent, config = pathlib.Path("agent").resolve(), pathlib.Path("config")
+    >>> done = {"type": "result", "result": "Hello", "usage": {"input_tokens": 12, "output_tokens": 3}}
+    >>> _ = agent.write_text(f"#!/bin/sh\\necho '{json.dumps(done)}'\\n")
+    >>> agent.chmod(0o755)
+    >>> config.mkdir()
+    >>> table = f'[adapter.mine]\\nextends = "claude-code"\\nexecutable = "{agent}"\\n'
+    >>> _ = (config / "tackroom.toml").write_text(table)
+    >>> result = tackroom.run("mine", "Say hello", adapters=tackroom.load_adapters(config=config))
+    >>> result.ok, result.final_text, result.usage.input, result.argv[1:3]
+    (True, 'Hello', 12, ('-p', 'Say hello'))
     """
     return run_to_end(lambda: arun(adapter, prompt, **kwargs))
 
@@ -97,6 +112,20 @@ async def arun(
     starts). What is not part of the value comes beside it either way: ``on_event``, ``adapters``,
     ``runs_dir``, ``environ``, ``executable``, ``mock_log``, ``capture_db``, and an ``Adapter``,
     ``Profile`` or serving ``MockServer`` object.
+
+    >>> import asyncio, tackroom
+    >>> asyncio.run(tackroom.arun("codex"))
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.RunSpecError: a run needs its prompt: arun(adapter, prompt, ...) or arun(spec)
+    >>> spec = tackroom.RunSpec(prompt="fix the bug", adapter="codex", timeout_s=60)
+    >>> asyncio.run(tackroom.arun(spec, home="real"))  # the spec says it all: nothing beside it
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.RunSpecError: a run spec says what the run is: home cannot be given beside it
+
+    Runs go on side by side with ``asyncio.gather(arun(...), arun(...))``; :func:`run` shows one
+    whole run, of a stand-in harness.
 
     ``transport`` reaches the same harness another way its adapter declares
     (``[adapter.X.transports]``, e.g. ``acp = "claude-code-acp"``): that

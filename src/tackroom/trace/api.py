@@ -41,7 +41,14 @@ MAX_DEPTH = 8
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One session as the index knows it (``tackroom trace list``)."""
+    """One session as the index knows it (``tackroom trace list``); :func:`list_sessions` gives them.
+
+    >>> import pathlib, tackroom
+    >>> meta = tackroom.SessionMeta("s1", started="2026-12-01T10:00:00Z", models=["claude-sonnet-4-5"])
+    >>> info = tackroom.SessionInfo("claude-code", meta, paths=(pathlib.Path("s1.jsonl"),), run_id=None)
+    >>> info.session_id, info.to_json()["paths"], info.to_json()["run_id"]
+    ('s1', ['s1.jsonl'], None)
+    """
 
     harness: str
     meta: SessionMeta
@@ -103,7 +110,19 @@ def scan(
     jobs: int | None = None,
     progress: Progress | None = None,
 ) -> ScanReport:
-    """Bring the index up to date with the logs on disk; return what was read."""
+    """Bring the index up to date with the logs on disk; return what was read.
+
+    >>> import json, pathlib, tackroom
+    >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
+    >>> log.parent.mkdir(parents=True)
+    >>> call = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 2}}
+    >>> line = {"type": "assistant", "sessionId": "s1", "timestamp": "2026-12-01T10:00:00Z", "message": call}
+    >>> _ = log.write_text(json.dumps(line) + "\\n")
+    >>> first = tackroom.scan_traces(harness="claude-code")
+    >>> again = tackroom.scan_traces(harness="claude-code")  # nothing changed: nothing read again
+    >>> (first.files, first.read), (again.files, again.read)
+    ((1, 1), (1, 0))
+    """
     from tackroom.adapters.resolve import load_adapters
 
     where = where or Where.of()
@@ -159,7 +178,20 @@ def usage(
     jobs: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """A usage report (see :mod:`tackroom.trace.usage` for its shape and rules), after a scan."""
+    """A usage report (see :mod:`tackroom.trace.usage` for its shape and rules), after a scan.
+
+    >>> import json, pathlib, tackroom
+    >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
+    >>> log.parent.mkdir(parents=True)
+    >>> call = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 2}}
+    >>> line = {"type": "assistant", "sessionId": "s1", "timestamp": "2026-12-01T10:00:00Z", "message": call}
+    >>> _ = log.write_text(json.dumps(line) + "\\n")
+    >>> report = tackroom.usage("daily", harness="claude-code", timezone="UTC", cost=False)
+    >>> [(row["key"], row["input"], row["output"], row["calls"]) for row in report["rows"]]
+    [('2026-12-01', 10, 2, 1)]
+    >>> report["totals"]["cache_read"]  # the log said nothing of it: not counted as 0
+    'not_reported'
+    """
     where = where or Where.of()
     scanned = scan(harness=harness, where=where, db=db, jobs=jobs, progress=progress) if refresh else None
     options = UsageOptions(group, harness, since, until, timezone, cost)
@@ -187,7 +219,18 @@ def list_sessions(
     refresh: bool = True,
     progress: Progress | None = None,
 ) -> list[SessionInfo]:
-    """Every session the index knows, oldest first (``since``: started on or after that ISO date)."""
+    """Every session the index knows, oldest first (``since``: started on or after that ISO date).
+
+    >>> import json, pathlib, tackroom
+    >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
+    >>> log.parent.mkdir(parents=True)
+    >>> call = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 2}}
+    >>> line = {"type": "assistant", "sessionId": "s1", "timestamp": "2026-12-01T10:00:00Z", "message": call}
+    >>> _ = log.write_text(json.dumps(line) + "\\n")
+    >>> sessions = tackroom.list_sessions(harness="claude-code")
+    >>> [(s.session_id, s.meta.started, s.meta.models, s.run_id) for s in sessions]
+    [('s1', '2026-12-01T10:00:00Z', ['claude-sonnet-4-5'], None)]
+    """
     where = where or Where.of()
     if refresh:
         scan(harness=harness, where=where, db=db, progress=progress)
@@ -248,7 +291,22 @@ def read_trace(
     db: StateDB | None = None,
     refresh: bool = True,
 ) -> Trace:
-    """Session ``session`` (an id, or a prefix of exactly one) read whole, with its subagents' sessions."""
+    """Session ``session`` (an id, or a prefix of exactly one) read whole, with its subagents' sessions.
+
+    >>> import json, pathlib, tackroom
+    >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
+    >>> log.parent.mkdir(parents=True)
+    >>> call = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 2}}
+    >>> line = {"type": "assistant", "sessionId": "s1", "timestamp": "2026-12-01T10:00:00Z", "message": call}
+    >>> _ = log.write_text(json.dumps(line) + "\\n")
+    >>> trace = tackroom.read_trace("s1")
+    >>> [event.event.kind for event in trace.events], trace.events[-1].event.usage.input
+    (['session_started', 'usage'], 10)
+    >>> tackroom.read_trace("s2")
+    Traceback (most recent call last):
+    ...
+    tackroom.errors.TraceError: no session 's2' in the logs tackroom can read: see `tackroom trace list`
+    """
     where = where or Where.of()
     sessions = list_sessions(harness=harness, where=where, db=db, refresh=refresh)
     exact = [s for s in sessions if s.session_id == session]

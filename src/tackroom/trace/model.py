@@ -32,7 +32,14 @@ from tackroom.trace.events import FIGURES, Event, Usage, UsageReport
 
 @dataclass(frozen=True)
 class TraceEvent:
-    """One event of a session, as its transcript recorded it."""
+    """One event of a session, as its transcript recorded it.
+
+    >>> import tackroom
+    >>> report = tackroom.UsageReport(usage=tackroom.Usage(input=10, output=2))
+    >>> event = tackroom.TraceEvent("s1", report, model="claude-sonnet-4-5", line=3, key="msg_1")
+    >>> event.event.kind, event.to_json()["usage"]["input"], event.to_json()["line"]
+    ('usage', 10, 3)
+    """
 
     session_id: str
     event: Event
@@ -58,7 +65,15 @@ class TraceEvent:
 
 @dataclass
 class SessionMeta:
-    """What a transcript says about one session; a reader yields it as it learns more."""
+    """What a transcript says about one session; a reader yields it as it learns more.
+
+    >>> import tackroom
+    >>> meta = tackroom.SessionMeta("s1")
+    >>> meta.saw("2026-12-01T10:05:00Z", "claude-sonnet-4-5")
+    >>> meta.saw("2026-12-01T10:00:00Z")  # an earlier line widens the window back
+    >>> meta.started, meta.ended, meta.models
+    ('2026-12-01T10:00:00Z', '2026-12-01T10:05:00Z', ['claude-sonnet-4-5'])
+    """
 
     session_id: str
     parent_id: str | None = None
@@ -96,7 +111,15 @@ class SessionMeta:
 
 @dataclass(frozen=True)
 class TraceIssue:
-    """A part of a transcript that could not be used: the rest was read."""
+    """A part of a transcript that could not be used: the rest was read.
+
+    A :class:`Trace` lists its own (``trace.issues``); each names its file and line:
+
+    >>> import pathlib, tackroom
+    >>> issue = tackroom.TraceIssue(pathlib.Path("s1.jsonl"), 2, "not JSON")
+    >>> str(issue), issue.to_json()
+    ('s1.jsonl:2: not JSON', {'path': 's1.jsonl', 'line': 2, 'message': 'not JSON'})
+    """
 
     path: Path
     line: int
@@ -225,7 +248,20 @@ def usage_events(items: Iterator[TraceItem]) -> Iterator[TraceEvent]:
 
 @dataclass
 class Trace:
-    """One session read back whole: what :func:`tackroom.read_trace` returns and the exports take."""
+    """One session read back whole: what :func:`tackroom.read_trace` returns and the exports take.
+
+    A line the reader cannot use is an issue of the trace; the rest of the log is still read:
+
+    >>> import json, pathlib, tackroom
+    >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
+    >>> log.parent.mkdir(parents=True)
+    >>> call = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 2}}
+    >>> line = {"type": "assistant", "sessionId": "s1", "timestamp": "2026-12-01T10:00:00Z", "message": call}
+    >>> _ = log.write_text(json.dumps(line) + "\\n{cut off\\n")
+    >>> trace = tackroom.read_trace("s1")
+    >>> trace.harness, trace.session_id, len(trace.events), [str(issue) for issue in trace.issues]
+    ('claude-code', 's1', 2, ['.../s1.jsonl:2: not JSON (...)'])
+    """
 
     harness: str
     """The adapter whose logs these are."""
