@@ -47,8 +47,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tackroom._format import Table
 from tackroom.errors import ConfigError, Problem, UnsafePathError
 from tackroom.paths import read_inside
+from tackroom.profile import format as fmt
 from tackroom.profile.model import (
     Agent,
     Command,
@@ -149,17 +151,7 @@ class _Reader:
         self.problems.append(Problem(str(path), key, message, line))
 
     def read_dir(self, root: Path) -> dict[str, list[Any]]:
-        known = {
-            "rules",
-            "skills",
-            "agents",
-            "commands",
-            "mcp.toml",
-            "hooks.toml",
-            "permissions.toml",
-            "env.toml",
-            "native",
-        }
+        known = {entry.split("/")[0] for entry, _ in fmt.ENTRIES}
         empty: dict[str, list[Any]] = {k: [] for k in (*_LISTS, "permissions", "env")}
         if not root.is_dir():
             self.problem(root, "", "no such profile directory: create it, or name an existing one")
@@ -309,8 +301,7 @@ class _Reader:
         return not unknown
 
     def _rule(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Rule | None:
-        allowed = {"harnesses": "list", "globs": "list", "description": "str"}
-        fields = self._fields(path, data, lines, allowed, ())
+        fields = self._fields(path, data, lines, fmt.RULE.kinds(), ())
         if fields is None:
             return None
         return Rule(
@@ -322,17 +313,7 @@ class _Reader:
         )
 
     def _agent(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Agent | None:
-        allowed = {
-            "name": "str",
-            "description": "str",
-            "tools": "tools",
-            "disallowed-tools": "tools",
-            "model": "model",
-            "reasoning": "reasoning",
-            "temperature": "number",
-            "harnesses": "list",
-        }
-        fields = self._fields(path, data, lines, allowed, ())
+        fields = self._fields(path, data, lines, fmt.AGENT.kinds(), ())
         if fields is None or not self._same_name(path, fields, path.stem, lines):
             return None
         temperature = fields.get("temperature")
@@ -349,14 +330,7 @@ class _Reader:
         )
 
     def _command(self, path: Path, data: dict[str, Any], body: str, lines: dict[str, int]) -> Command | None:
-        allowed = {
-            "description": "str",
-            "allowed-tools": "tools",
-            "model": "model",
-            "argument-hint": "str",
-            "harnesses": "list",
-        }
-        fields = self._fields(path, data, lines, allowed, ())
+        fields = self._fields(path, data, lines, fmt.COMMAND.kinds(), ())
         if fields is None:
             return None
         tools = fields.get("allowed-tools")
@@ -401,15 +375,7 @@ class _Reader:
             if parsed is None:
                 continue
             data, body, lines = parsed
-            allowed = {
-                "name": "str",
-                "description": "str",
-                "allowed-tools": "tools",
-                "model": "model",
-                "argument-hint": "str",
-                "harnesses": "list",
-            }
-            fields = self._fields(skill, data, lines, allowed, ())
+            fields = self._fields(skill, data, lines, fmt.SKILL.kinds(), ())
             if fields is None or not self._same_name(skill, fields, skill_dir.name, lines):
                 continue
             files = tuple(self._skill_files(skill_dir, skill_dir))
@@ -494,20 +460,7 @@ class _Reader:
         )
 
     def _mcp(self, path: Path) -> Iterator[McpServer]:
-        types: dict[str, type] = {
-            "command": str,
-            "args": list,
-            "env": dict,
-            "url": str,
-            "headers": dict,
-            "harnesses": list,
-            "transport": str,
-            "timeout": float,
-            "tool_timeout": float,
-            "auto_approve": list,
-            "disabled": bool,
-            "cwd": str,
-        }
+        types = _types(fmt.SERVER)
         for name, data, line in self._toml(path, "servers"):
             where = f"servers.{name}"
             if not self._check_keys(path, where, data, types, line):
@@ -559,16 +512,7 @@ class _Reader:
         return not found
 
     def _hooks(self, path: Path) -> Iterator[Hook]:
-        types: dict[str, type] = {
-            "moment": str,
-            "matcher": list,
-            "command": str,
-            "inject": str,
-            "refuse": str,
-            "harnesses": list,
-            "timeout": float,
-            "source": list,
-        }
+        types = _types(fmt.HOOK)
         for name, data, line in self._toml(path, "hooks"):
             where = f"hooks.{name}"
             if not self._check_keys(path, where, data, types, line):
@@ -663,7 +607,7 @@ class _Reader:
         if found is None:
             return
         data, line = found
-        types: dict[str, type] = {"allow": list, "ask": list, "deny": list, "harnesses": list}
+        types = _types(fmt.PERMISSIONS)
         if not self._check_keys(path, "permissions", data, types, line):
             return
         ok = True
@@ -827,6 +771,11 @@ _LINK = "a symbolic link: tackroom reads no link in a profile (it could point an
 _INLINE_SECRET = (
     'inline secret ({what}): write a reference like "${{MY_TOKEN}}" and keep the value in the environment'
 )
+
+
+def _types(table: Table) -> dict[str, type]:
+    """A TOML table's keys and the Python type each value must have."""
+    return {key.name: fmt.PY_TYPES[key.kind] for key in table.keys}
 
 
 def _float(value: Any) -> float | None:
