@@ -52,17 +52,93 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tackroom._format import Key, Table
 from tackroom.adapters.tomlsource import KeyPath, TomlSource, load_toml
 from tackroom.errors import MatrixError, Problem
 from tackroom.eval.cell import ORACLE, Cell
 from tackroom.eval.tasks import Task, check_task
 
-SETTINGS = (
-    "mock", "mock_text", "base_url", "gateway", "api_key_env", "auth", "options", "profile", "sandbox",
-    "agent_timeout", "verifier_timeout", "capture",
+SETTING_KEYS = (
+    Key("mock", "str", "A mock model script (TOML, relative to the matrix file): the endpoint is "
+        "tackroom's mock, answering as the script says."),
+    Key("mock_text", "str", "The endpoint is the mock, answering every turn with this text."),
+    Key("base_url", "str", "The endpoint is this model server (an OpenAI- or Anthropic-style URL)."),
+    Key("gateway", "str", "The endpoint is a running `tackroom gateway`: each cell's calls are stored "
+        "under its trace id."),
+    Key("api_key_env", "str", "The environment variable holding the key for `base_url` or `gateway`."),
+    Key("auth", "str", "`api-key` or `oauth` (a subscription sign-in); default: a key if one is set."),
+    Key("options", "table", "Option values (`max_turns`, `reasoning_effort`, ...), merged key by key."),
+    Key("profile", "list", "Profile directories (or one), layered in order and rendered into each "
+        "harness's home; `[]`: none."),
+    Key("sandbox", "str", "`bwrap` (default), `docker` or `podman`."),
+    Key("agent_timeout", "seconds", "How long the harness may work (default: each task's own)."),
+    Key("verifier_timeout", "seconds", "How long `tests/test.sh` may run (default: each task's own)."),
+    Key("capture", "bool", "Each cell through a gateway of its own (the default): its calls captured, "
+        "its usage known a third way."),
 )  # fmt: skip
+SETTINGS = tuple(key.name for key in SETTING_KEYS)
 """What may be set at the top, per model, per harness, per task and per cell."""
-_TOP = {"tasks", "harnesses", "models", "repeats", "jobs", "allow_host_env", *SETTINGS}
+_ENDPOINT_NOTE = "An endpoint (`mock`, `mock_text`, `base_url`, `gateway`): none is the provider's own API."
+FILE = Table(
+    "the matrix file",
+    "Its top-level tables; paths in it are relative to it. A cell's settings are the top's, then its "
+    "model's, its harness's, its task's, then each matching `[[cell]]` in file order: the most "
+    "specific wins; `options` tables merge key by key; an endpoint replaces a less specific one, and "
+    "its `api_key_env` with it unless it names its own.",
+    (
+        Key("matrix", "table", "`[matrix]`: the axes and the settings of every cell.", required=True),
+        Key("options", "table", "`[options]`: option values for every cell."),
+        Key("model", "table", "`[model.<name>]`: settings for one model's cells."),
+        Key("harness", "table", "`[harness.<name>]`: settings for one harness's cells."),
+        Key("task", "table", "`[task.<name>]`: settings for one task's cells (by its directory's name)."),
+        Key("cell", "tables", "`[[cell]]`: settings for the cells matching every selector given."),
+    ),
+)
+MATRIX = Table(
+    "[matrix]",
+    "Which tasks, harnesses, models and repeats, and the settings of every cell. " + _ENDPOINT_NOTE,
+    (
+        Key("tasks", "list", "Task directories (globs allowed), in Harbor's format.", required=True),
+        Key("harnesses", "list", "Adapter names, and `oracle` (the task's own solution).", required=True),
+        Key("models", "list", "Models to run each harness with (each needs a `model` option); unset: "
+            "the harness's default."),
+        Key("repeats", "int", "How many times each cell runs (1 to 1000; default 1)."),
+        Key("jobs", "int", "Cells at once (at most 256; default: the executor's)."),
+        Key("allow_host_env", "bool", "Let a task's `${VAR}` take this machine's value (a task is "
+            "someone else's code: off by default)."),
+        *SETTING_KEYS,
+    ),
+)  # fmt: skip
+MODEL = Table("[model.<name>]", "Settings for the cells of one model in `models`.", SETTING_KEYS)
+HARNESS = Table(
+    "[harness.<name>]",
+    "Settings for the cells of one harness in `harnesses`.",
+    (*SETTING_KEYS, Key("jobs", "int", "At most this many of its cells at once on the local pool.")),
+)
+TASK = Table("[task.<name>]", "Settings for the cells of one task, by its directory's name.", SETTING_KEYS)
+CELL = Table(
+    "[[cell]]",
+    "Settings for the cells that match every selector given (at least one).",
+    (
+        Key("task", "str", "A task's directory name."),
+        Key("harness", "str", "A harness's name."),
+        Key("model", "str", "A model's name."),
+        *SETTING_KEYS,
+    ),
+)
+OPTIONS = Table(
+    "[options]",
+    "Option values for every cell (also `options = {...}` in any settings table).",
+    (),
+    free="`name = value`: an option of the adapters (`tackroom adapters show NAME` lists them).",
+)
+TABLES = (FILE, MATRIX, MODEL, HARNESS, TASK, CELL, OPTIONS)
+"""Every table of a matrix file, in the order the reference page shows them."""
+KINDS = {
+    "str": "string", "int": "integer", "seconds": "number of seconds", "table": "table", "list": "list",
+    "bool": "`true` \\| `false`", "tables": "array of tables",
+}  # fmt: skip
+"""How each kind of value reads on the reference page."""
 _SELECTORS = ("task", "harness", "model")
 _SANDBOXES = ("bwrap", "docker", "podman")
 _ENDPOINTS = ("mock", "mock_text", "base_url", "gateway")
@@ -131,12 +207,12 @@ class _Reader:
     def read(self) -> Matrix | None:
         self.source = load_toml(self.path, self.shown)
         data = self.source.data
-        self._known(data, (), {"matrix", "options", "harness", "task", "model", "cell"})
+        self._known(data, (), FILE)
         top = self._table(data, ("matrix",))
         if "matrix" not in data:
             self._problem((), "a matrix file needs its [matrix] table (tasks and harnesses)")
             return None
-        self._known(top, ("matrix",), _TOP)
+        self._known(top, ("matrix",), MATRIX)
         tasks = self._tasks(top)
         harnesses = self._names(top, ("matrix", "harnesses"), required=True)
         self._check_harnesses(harnesses)
@@ -230,7 +306,7 @@ class _Reader:
             if not isinstance(table, dict):
                 self._problem(key, f"must be a table of settings ({', '.join(SETTINGS)})")
                 continue
-            self._known(table, key, {*SETTINGS, "jobs"} if axis == "harness" else set(SETTINGS))
+            self._known(table, key, {"model": MODEL, "harness": HARNESS, "task": TASK}[axis])
             found[name] = self._settings(table, key)
             if axis == "harness":
                 cap = self._count(table, (*key, "jobs"), None, 256)
@@ -248,7 +324,7 @@ class _Reader:
         rules = []
         for index, item in enumerate(raw):
             key = ("cell", str(index))
-            self._known(item, key, {*_SELECTORS, *SETTINGS})
+            self._known(item, key, CELL)
             selectors = {
                 name: value for name in _SELECTORS if (value := self._text(item, (*key, name))) is not None
             }
@@ -426,10 +502,11 @@ class _Reader:
             return None
         return value
 
-    def _known(self, table: Mapping[str, Any], key: KeyPath, known: set[str]) -> None:
+    def _known(self, table: Mapping[str, Any], key: KeyPath, known: Table) -> None:
+        names = known.names()
         for name in table:
-            if name not in known:
-                self._problem((*key, name), f"unknown key; known here: {', '.join(sorted(known))}")
+            if name not in names:
+                self._problem((*key, name), f"unknown key; known here: {', '.join(sorted(names))}")
 
     def _problem(self, key: KeyPath, message: str) -> None:
         line = self.source.line_of(key) if self.source is not None and key else None

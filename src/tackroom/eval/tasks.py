@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tackroom._format import Key, Table
 from tackroom._hash import sha256
 from tackroom.adapters.tomlsource import KeyPath, TomlSource, load_toml
 from tackroom.errors import ConfigError, Problem, TaskError
@@ -39,24 +40,137 @@ DEFAULT_WORKDIR = "/app"
 INSTRUCTION_LIMIT = 1 << 20
 """An instruction longer than this (1 MiB) is refused: it is no instruction, and it would be a prompt."""
 
-_TOP = {
-    "schema_version", "version", "task", "metadata", "source", "multi_step_reward_strategy", "steps",
-    "artifacts", "verifier", "agent", "environment", "solution",
+_CHECKED = " Checked, not used here."
+
+TOP = Table(
+    "task.toml",
+    "The task's configuration. An unknown key at any level is kept and said, never fatal (Harbor "
+    "ignores it too).",
+    (
+        Key("schema_version", "str", "The format's version (default `1.4`)."),
+        Key("version", "str", "Legacy spelling of `schema_version`, read as it."),
+        Key("task", "table", "The `[task]` table: the task's name and description."),
+        Key("metadata", "table", "Anything the author keeps about the task (difficulty, tags): kept with the "
+            "task, never acted on."),
+        Key("source", "str", "Where the task came from." + _CHECKED),
+        Key("multi_step_reward_strategy", "str", "A task of steps: its reward is the `mean` of its "
+            "steps' (default) or the `final` step's."),
+        Key("steps", "tables", "`[[steps]]`: a task of several steps, each in `steps/<name>/`."),
+        Key("artifacts", "list", "Files to keep from the sandbox." + _CHECKED),
+        Key("verifier", "table", "The `[verifier]` table: how `tests/test.sh` runs."),
+        Key("agent", "table", "The `[agent]` table: how the harness runs."),
+        Key("environment", "table", "The `[environment]` table: where the task runs and with what."),
+        Key("solution", "table", "The `[solution]` table: how the oracle's `solution/solve.sh` runs."),
+    ),
+)  # fmt: skip
+TASK = Table(
+    "[task]",
+    "Who the task is.",
+    (
+        Key("name", "str", "`org/name`: the task's name in results (default: its directory's name).",
+            required=True),
+        Key("version", "str", "The task's own version." + _CHECKED),
+        Key("description", "str", "What the task asks." + _CHECKED),
+        Key("authors", "list", "Who wrote it." + _CHECKED),
+        Key("keywords", "list", "Words to find it by." + _CHECKED),
+    ),
+)  # fmt: skip
+AGENT = Table(
+    "[agent]",
+    "How the harness runs (also a step's `[steps.agent]`).",
+    (
+        Key("timeout_sec", "seconds", "How long the harness may work (the matrix's `agent_timeout` "
+            "overrides it; a step's own wins over the task's)."),
+        Key("user", "str", "The user it runs as (a name or a number)." + _CHECKED),
+        Key("network_mode", "str", "`public`, `no-network` or `allowlist`." + _CHECKED),
+        Key("allowed_hosts", "list", "With `network_mode = 'allowlist'`: the hosts it may reach." + _CHECKED),
+    ),
+)  # fmt: skip
+VERIFIER = Table(
+    "[verifier]",
+    "How `tests/test.sh` runs (also a step's `[steps.verifier]`).",
+    (
+        Key("timeout_sec", "seconds", "How long the verifier may run (default 600; a step's verifier "
+            "without its own gets 600, not the task's, as in Harbor)."),
+        Key("env", "table", "Variables for the verifier; a `${VAR}` or `${VAR:-default}` value is taken "
+            "from this machine only with the user's word (`allow_host_env`)."),
+        Key("user", "str", "The user it runs as." + _CHECKED),
+        Key("environment_mode", "str", "Harbor's choice of environment for the verifier." + _CHECKED),
+        Key("environment", "table", "Harbor's separate verifier environment." + _CHECKED),
+        Key("collect", "list", "What Harbor collects after verifying." + _CHECKED),
+        Key("network_mode", "str", "`public`, `no-network` or `allowlist`." + _CHECKED),
+        Key("allowed_hosts", "list", "With `network_mode = 'allowlist'`: the hosts it may reach." + _CHECKED),
+    ),
+)  # fmt: skip
+ENVIRONMENT = Table(
+    "[environment]",
+    "Where the task runs. Its image (`environment/Dockerfile`, or `docker_image`) is approximated by "
+    "this host's system in the bwrap sandbox, and said on the cell.",
+    (
+        Key("workdir", "str", "The agent's and verifier's working directory, absolute (default: the "
+            "Dockerfile's `WORKDIR`, else `/app`)."),
+        Key("network_mode", "str", "`public` (default), `no-network` (the agent and verifier reach "
+            "nothing), or `allowlist` (with `allowed_hosts`): no sandbox here lets some hosts through "
+            "and not others, so an allowlist task runs with no network, and its cell says so."),
+        Key("allowed_hosts", "list", "With `network_mode = 'allowlist'`: the hosts the task may reach."),
+        Key("cpus", "number", "CPUs the task asks for: a Ray cell's `num_cpus`."),
+        Key("memory_mb", "int", "Memory the task asks for: a Ray cell's `memory`."),
+        Key("storage_mb", "int", "Disk the task asks for." + _CHECKED),
+        Key("gpus", "int", "GPUs the task asks for." + _CHECKED),
+        Key("gpu_types", "list", "GPU kinds it accepts." + _CHECKED),
+        Key("tpu", "table", "TPUs it asks for." + _CHECKED),
+        Key("env", "table", "Variables for the agent; `${VAR}` values need the user's word, as the "
+            "verifier's."),
+        Key("build_timeout_sec", "seconds", "How long building the image may take (default 600)."),
+        Key("docker_image", "str", "A prebuilt image in place of `environment/Dockerfile`."),
+        Key("healthcheck", "table", "`[environment.healthcheck]`: a command that must succeed before "
+            "the agent starts."),
+        Key("os", "str", "`linux`: tackroom runs linux tasks; any other is a problem."),
+        Key("mcp_servers", "list", "MCP servers for the agent." + _CHECKED),
+        Key("skills_dir", "str", "Skills for the agent." + _CHECKED),
+        Key("allow_internet", "bool", "Legacy: read as `network_mode` `public` or `no-network`."),
+        Key("memory", "str", "Legacy: `\"2G\"` read as `memory_mb`."),
+        Key("storage", "str", "Legacy: read as `storage_mb`."),
+    ),
+)  # fmt: skip
+HEALTHCHECK = Table(
+    "[environment.healthcheck]",
+    "A command that must succeed before the agent starts (also a step's `[steps.healthcheck]`).",
+    (
+        Key("command", "str", "The shell command.", required=True),
+        Key("interval_sec", "seconds", "Between tries (default 5)."),
+        Key("timeout_sec", "seconds", "For one try (default 30)."),
+        Key("start_period_sec", "seconds", "Failures in this first while do not count (default 0)."),
+        Key("start_interval_sec", "seconds", "Between tries in the start period (default 5)."),
+        Key("retries", "int", "Failures allowed before the cell fails (default 3)."),
+    ),
+)  # fmt: skip
+STEP = Table(
+    "[[steps]]",
+    "One step of a task of several: `steps/<name>/` holds its `instruction.md`, its `tests/test.sh` "
+    "(else the task's), its `solution/solve.sh` and its `workdir/` files.",
+    (
+        Key("name", "str", "The step's name: its directory's.", required=True),
+        Key("agent", "table", "Its own `[agent]` (its timeout wins over the task's)."),
+        Key("verifier", "table", "Its own `[verifier]` (its env over the task's)."),
+        Key("min_reward", "number", "The gate: below this reward (or, as a table, below any named "
+            "reward) the steps after it do not run."),
+        Key("healthcheck", "table", "Its own healthcheck."),
+        Key("artifacts", "list", "Files to keep from the sandbox." + _CHECKED),
+    ),
+)  # fmt: skip
+SOLUTION = Table(
+    "[solution]",
+    "How the oracle runs `solution/solve.sh`.",
+    (Key("env", "table", "Variables for it, as the verifier's."),),
+)
+TABLES = (TOP, TASK, AGENT, VERIFIER, ENVIRONMENT, HEALTHCHECK, STEP, SOLUTION)
+"""Every table of ``task.toml``, in the order the reference page shows them."""
+KINDS = {
+    "str": "string", "int": "integer", "number": "number", "seconds": "number of seconds",
+    "table": "table", "list": "list", "bool": "`true` \\| `false`", "tables": "array of tables",
 }  # fmt: skip
-_TASK = {"name", "version", "description", "authors", "keywords"}
-_AGENT = {"timeout_sec", "user", "network_mode", "allowed_hosts"}
-_VERIFIER = {
-    "timeout_sec", "env", "user", "environment_mode", "environment", "collect", "network_mode",
-    "allowed_hosts",
-}  # fmt: skip
-_ENVIRONMENT = {
-    "build_timeout_sec", "docker_image", "os", "cpus", "memory_mb", "storage_mb", "gpus", "gpu_types", "tpu",
-    "network_mode", "allowed_hosts", "mcp_servers", "env", "skills_dir", "healthcheck", "workdir",
-    "allow_internet", "memory", "storage",
-}  # fmt: skip
-_HEALTHCHECK = {"command", "interval_sec", "timeout_sec", "start_period_sec", "start_interval_sec", "retries"}
-_STEP = {"name", "agent", "verifier", "min_reward", "healthcheck", "artifacts"}
-_SOLUTION = {"env"}
+"""How each kind of value reads on the reference page."""
 _NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*$")
 _CANARY = re.compile(r"^(<!--.*canary.*-->|#.*canary.*)$", re.IGNORECASE)
 _STEP_NAME_BAD = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
@@ -282,7 +396,7 @@ class _Reader:
             return None
         self.source = load_toml(toml, self.shown)
         data = dict(self.source.data)
-        self._unknown(data, (), _TOP)
+        self._unknown(data, (), TOP)
         if "version" in data:
             legacy = data.pop("version")
             data.setdefault("schema_version", legacy)
@@ -291,7 +405,7 @@ class _Reader:
         info = self._table(data, ("task",))
         name = self.root.resolve().name
         if info:
-            self._unknown(info, ("task",), _TASK)
+            self._unknown(info, ("task",), TASK)
             given = self._text(info, ("task", "name"))
             if given is None:
                 self._problem(("task", "name"), "a [task] table needs its name (org/name)")
@@ -301,11 +415,11 @@ class _Reader:
                 name = given
         metadata = self._table(data, ("metadata",))
         self._text(data, ("source",))
-        agent = self._limits(data, ("agent",), _AGENT, default_timeout=None)
-        verifier = self._limits(data, ("verifier",), _VERIFIER, default_timeout=VERIFIER_TIMEOUT_S)
+        agent = self._limits(data, ("agent",), AGENT, default_timeout=None)
+        verifier = self._limits(data, ("verifier",), VERIFIER, default_timeout=VERIFIER_TIMEOUT_S)
         environment = self._environment(self._table(data, ("environment",)), ("environment",))
         solution = self._table(data, ("solution",))
-        self._unknown(solution, ("solution",), _SOLUTION)
+        self._unknown(solution, ("solution",), SOLUTION)
         solution_env = self._env(solution, ("solution", "env"))
         strategy = self._choice(data, ("multi_step_reward_strategy",), ("mean", "final"), "mean")
         steps = self._steps(data, agent, verifier)
@@ -335,7 +449,7 @@ class _Reader:
     # -- the tables ------------------------------------------------------------------------------
 
     def _limits(
-        self, data: dict[str, Any], key: KeyPath, known: set[str], default_timeout: float | None
+        self, data: dict[str, Any], key: KeyPath, known: Table, default_timeout: float | None
     ) -> Limits:
         table = self._table(data, key)
         self._unknown(table, key, known)
@@ -345,7 +459,7 @@ class _Reader:
         return Limits(default_timeout if timeout is None else timeout, self._env(table, (*key, "env")))
 
     def _environment(self, table: dict[str, Any], key: KeyPath) -> Environment:
-        self._unknown(table, key, _ENVIRONMENT)
+        self._unknown(table, key, ENVIRONMENT)
         memory_mb = self._legacy_size(table, key, "memory")
         storage_mb = self._legacy_size(table, key, "storage")
         network = self._network(table, key)
@@ -385,7 +499,7 @@ class _Reader:
         if key[-1] not in data:
             return None
         table = self._table(data, key)
-        self._unknown(table, key, _HEALTHCHECK)
+        self._unknown(table, key, HEALTHCHECK)
         command = self._text(table, (*key, "command"))
         if command is None:
             self._problem(key, "a healthcheck needs its command")
@@ -418,7 +532,7 @@ class _Reader:
         steps, seen = [], set()
         for index, item in enumerate(raw):
             key = ("steps", str(index))
-            self._unknown(item, key, _STEP)
+            self._unknown(item, key, STEP)
             name = self._text(item, (*key, "name"))
             if name is None:
                 self._problem(key, "a step needs its name")
@@ -431,9 +545,9 @@ class _Reader:
                 self._problem((*key, "name"), f"{name!r} cannot name a directory (steps/<name>/)")
                 continue
             directory = self.root / "steps" / name
-            step_agent = self._limits(item, (*key, "agent"), _AGENT, default_timeout=None)
+            step_agent = self._limits(item, (*key, "agent"), AGENT, default_timeout=None)
             step_verifier = self._limits(
-                item, (*key, "verifier"), _VERIFIER, default_timeout=VERIFIER_TIMEOUT_S
+                item, (*key, "verifier"), VERIFIER, default_timeout=VERIFIER_TIMEOUT_S
             )
             instruction = self._instruction(directory / "instruction.md")
             if not (directory / "tests" / "test.sh").is_file():
@@ -606,9 +720,10 @@ class _Reader:
                 env[name] = value
         return env
 
-    def _unknown(self, table: Mapping[str, Any], key: KeyPath, known: set[str]) -> None:
+    def _unknown(self, table: Mapping[str, Any], key: KeyPath, known: Table) -> None:
+        names = known.names()
         for name in table:
-            if name not in known:
+            if name not in names:
                 self._note((*key, name), "unknown key, kept and not used (Harbor ignores it too)")
 
     def _problem(self, key: KeyPath, message: str) -> None:
