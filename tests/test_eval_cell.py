@@ -175,6 +175,16 @@ def test_a_task_without_network_gets_none(tmp_path: Path) -> None:
     assert result.outcome == "no_reward"  # the host's interfaces are there too
 
 
+def test_an_allowlist_task_gets_no_network_and_is_told(tmp_path: Path) -> None:
+    """No sandbox here lets some hosts through and not others: an allowlist lets through none."""
+    solve = "#!/bin/bash\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' > /app/interfaces\n"
+    test = '#!/bin/bash\n[ "$(cat /app/interfaces)" = lo ] && echo 1 > /logs/verifier/reward.txt\n'
+    toml = '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n'
+    result = run(write_task(tmp_path, toml=toml, solve=solve, test=test), tmp_path)
+    assert (result.outcome, result.reward) == ("ok", 1.0), result.reason
+    assert any("allowlist (pypi.org)" in note and "no network" in note for note in result.notes), result.notes
+
+
 def test_a_task_of_steps_is_gated_by_min_reward(tmp_path: Path) -> None:
     toml = (
         'schema_version = "1.1"\n'

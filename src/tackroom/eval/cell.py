@@ -425,9 +425,16 @@ async def run_cell(
         result = replace(
             result, outcome="infra", reason=f"{said} ({result.reason})" if result.reason else said
         )
-    return _finish(
-        replace(result, approximated=image.approximated, notes=(*image.notes, *result.notes)), clock
-    )
+    notes = (*image.notes, *_network_notes(cell), *result.notes)
+    return _finish(replace(result, approximated=image.approximated, notes=notes), clock)
+
+
+def _network_notes(cell: Cell) -> tuple[str, ...]:
+    environment = cell.task.environment
+    if environment.network_mode != "allowlist":
+        return ()
+    hosts = ", ".join(environment.allowed_hosts or ()) or "none named"
+    return (f"network allowlist ({hosts}) cannot be enforced host by host here: the cell had no network",)
 
 
 DISK_FULL_BYTES = 256 * 1024
@@ -500,8 +507,10 @@ class _CellRun:
 
     @property
     def network(self) -> Network:
-        """``none`` for a task that says ``no-network``: its agent and verifier reach nothing else."""
-        return "none" if self.cell.task.environment.network_mode == "no-network" else "host"
+        """``none`` for a task that says ``no-network``: its agent and verifier reach nothing else. An
+        ``allowlist`` task gets none too: no sandbox here lets some hosts through and not others, so it
+        lets through none (narrower, never wider; the cell's notes say so)."""
+        return "host" if self.cell.task.environment.network_mode == "public" else "none"
 
     async def run(self, base: CellResult) -> CellResult:
         task = self.cell.task
