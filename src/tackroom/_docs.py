@@ -22,6 +22,9 @@ def pages(root: Path) -> dict[str, str]:
         "docs/reference/cli.md": cli_page(),
         "docs/reference/adapter-schema.md": schema_page(root / "schema" / "adapter.schema.json"),
         "docs/reference/errors.md": errors_page(),
+        "docs/reference/profile.md": profile_page(),
+        "docs/reference/matrix.md": matrix_page(),
+        "docs/reference/task.md": task_page(),
         "docs/reference/api.md": api_page(),
         "README.md": readme(root),
     }
@@ -281,6 +284,71 @@ def _schema_type(node: dict[str, Any], defs: dict[str, Any]) -> str:
 
 def _one_line(text: str) -> str:
     return _roles(" ".join(text.split())).replace("|", "\\|")
+
+
+# --- the profile, matrix and task formats -------------------------------------------------------
+
+
+def profile_page() -> str:
+    from tackroom.profile import format as fmt
+
+    out = [
+        GENERATED.format(source="tackroom.profile.format"),
+        "# Profile format\n\n",
+        "A profile is a directory (`~/.config/tackroom/profile`, a project's `.tackroom/profile`, or "
+        "any named with `--profile`); later directories layer over earlier ones, item by item. "
+        "[Profiles and capabilities](../concepts/profiles.md) explains what each harness makes of "
+        "it. An unknown entry or key is an error naming its file and line, every one in one pass; "
+        "a symbolic link anywhere in it is an error, never followed.\n\n",
+        "## Entries\n\n| path | what |\n|---|---|\n",
+        *(f"| `{path}` | {what} |\n" for path, what in fmt.ENTRIES),
+        "\nAny item may say which adapters it is for: `harnesses` in its frontmatter or table.\n\n",
+    ]
+    out += _format_tables(fmt.TABLES, fmt.KINDS)
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def matrix_page() -> str:
+    from tackroom.eval import matrix
+
+    out = [
+        GENERATED.format(source="tackroom.eval.matrix"),
+        "# Matrix format\n\n",
+        "A matrix file says which tasks, harnesses, models and repeats an evaluation runs, and how "
+        "(`tackroom eval run MATRIX`; [Evaluation](../concepts/evaluation.md) shows one at work). An "
+        "unknown key or a bad value is a problem named at file:line, all of them at once.\n\n",
+    ]
+    out += _format_tables(matrix.TABLES, matrix.KINDS)
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def task_page() -> str:
+    from tackroom.eval import tasks
+
+    out = [
+        GENERATED.format(source="tackroom.eval.tasks"),
+        "# Task format\n\n",
+        _text(tasks.__doc__).split("\n\n", 1)[1] + "\n\n",
+        "A key marked *checked, not used here* is read and its value checked, but tackroom's "
+        "sandboxes do nothing with it.\n\n",
+    ]
+    out += _format_tables(tasks.TABLES, tasks.KINDS)
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def _format_tables(tables: Any, kinds: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for table in tables:
+        out += [f"## `{table.where}`\n\n", _one_line(table.what), "\n\n"]
+        if table.keys:
+            out.append("| key | takes | what |\n|---|---|---|\n")
+            for key in table.keys:
+                what = f"**required.** {key.what}" if key.required else key.what
+                out.append(f"| `{key.name}` | {kinds[key.kind]} | {_one_line(what)} |\n")
+            out.append("\n")
+        if table.free:
+            out.append(f"Each key is the user's own: {_one_line(table.free)}\n\n")
+    return out
 
 
 # --- errors -------------------------------------------------------------------------------------
