@@ -233,6 +233,22 @@ def test_days_are_counted_in_the_asked_time_zone(projects: Path) -> None:
     assert api.usage("daily", harness="claude-code", timezone="UTC", since="2026-11-02")["rows"] == []
 
 
+@pytest.mark.parametrize(
+    ("group", "asked", "said"),
+    [
+        ("weekly", {}, "unknown grouping 'weekly'"),
+        ("daily", {"since": "yesterday"}, "since 'yesterday' is not a day"),
+        ("daily", {"until": "2026-13-01"}, "until '2026-13-01' is not a day"),
+    ],
+)
+def test_a_report_asked_for_badly_is_refused_by_name(
+    projects: Path, group: Any, asked: dict[str, str], said: str
+) -> None:
+    """Never an empty report for a question that cannot be answered: the API says what is wrong."""
+    with pytest.raises(TraceError, match=said):
+        api.usage(group, harness="claude-code", **asked)
+
+
 def test_cost_is_priced_per_call_and_unknown_for_a_model_the_table_does_not_know(projects: Path) -> None:
     write(
         projects / "p" / "s1.jsonl",

@@ -137,6 +137,21 @@ class UsageOptions:
     """An IANA zone name; None is the local zone."""
     cost: bool = True
 
+    def __post_init__(self) -> None:
+        groups = ("daily", "monthly", "session", "model")
+        if self.group not in groups:
+            raise TraceError(f"unknown grouping {str(self.group)[:40]!r}: give one of {', '.join(groups)}")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            try:
+                ok = isinstance(value, str) and len(value) == 10 and bool(datetime.fromisoformat(value))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise TraceError(f"{name} {str(value)[:40]!r} is not a day: give YYYY-MM-DD")
+
     def cache_key(self) -> str:
         from tackroom.trace.shortcut import report_key
 
