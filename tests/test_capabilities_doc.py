@@ -8,11 +8,12 @@ committed row claims a capability its fresh probe did not prove.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tackroom.adapters.resolve import resolve_builtins
-from tackroom.probe.matrix import latest_per_version, markdown
-from tackroom.probe.rows import row_from_json
+from tackroom.probe.matrix import adapter_lacks, latest_per_version, markdown
+from tackroom.probe.rows import CAPABILITIES, Row, row_from_json
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -24,7 +25,48 @@ def test_the_markdown_is_the_committed_rows_rendered() -> None:
     assert rows, "docs/capabilities.json holds no rows"
     assert latest_per_version(rows) == rows, "one row per adapter and version, in order"
     assert {r.adapter for r in rows} <= set(resolve_builtins())
-    assert (DOCS / "capabilities.md").read_text(encoding="utf-8") == markdown(rows), (
+    assert (DOCS / "capabilities.md").read_text(encoding="utf-8") == markdown(
+        rows, adapter_lacks(resolve_builtins())
+    ), (
         "docs/capabilities.md is not the rendering of docs/capabilities.json: "
         "run tests/real/test_profile_real.py with --update-golden"
     )
+
+
+def _committed_rows() -> list[Row]:
+    return [
+        row_from_json(data) for data in json.loads((DOCS / "capabilities.json").read_text(encoding="utf-8"))
+    ]
+
+
+def test_what_an_adapter_lacks_is_only_what_its_rows_never_tested() -> None:
+    """A ``lacks`` reason stands beside `-` cells only: one that covers a capability its row proved
+    (yes) or tested (no, n/o) is stale data, and fails here."""
+    adapters = resolve_builtins()
+    lacks = adapter_lacks(adapters)
+    for row in _committed_rows():
+        for prefix in lacks(row.adapter, row.harness_version):
+            covered = [c for c in CAPABILITIES if c == prefix or c.startswith(prefix + ".")]
+            tested = {c: row.supports[c] for c in covered if c in row.supports}
+            assert not tested, (
+                f"{row.adapter} {row.harness_version}: lacks {prefix!r} but its row says {tested}"
+            )
+
+
+def test_a_lacked_capability_is_explained_beside_its_cells() -> None:
+    row = Row(
+        adapter="mine",
+        adapter_hash="0" * 64,
+        harness_version="1.0.0",
+        probed_at=datetime(2026, 12, 1, tzinfo=UTC),
+        outcome="ok",
+        supports={"rules.read": True, "mcp.offered": False},
+        notes={"mcp.offered": "the tool was never offered"},
+    )
+    said = {"hooks": "it has no hooks at all", "mcp": "not shown: its cells were tested", "rules": "stale"}
+    page = markdown([row], lambda adapter, version: said if (adapter, version) == ("mine", "1.0.0") else {})
+    assert "  - `hooks.*` -: it has no hooks at all" in page
+    assert "  - `mcp.offered` no: the tool was never offered" in page
+    assert "not shown" in page  # mcp.called and mcp.answered are `-`: the reason stands for them
+    assert "stale" not in page  # rules.read was proven: nothing to explain
+    assert "it has no hooks" not in markdown([row])

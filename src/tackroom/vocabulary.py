@@ -92,3 +92,33 @@ OPTION_KINDS: dict[str, Literal["flag", "str", "int", "list"]] = {
 
 TRANSCRIPT_GLOB = "**/*.jsonl"
 """Which files under a transcript root are session logs, unless the adapter says otherwise."""
+
+
+#: Every capability a probe row may hold, one observation each, in the order tables show them.
+CAPABILITIES: tuple[str, ...] = (
+    "rules.read",
+    "skills.visible",
+    "agents.visible",
+    "commands.expand",
+    "mcp.offered",
+    "mcp.called",
+    "mcp.answered",
+    *(f"hooks.{moment}.fire" for moment in MOMENTS),
+    "hooks.inject",
+    "hooks.refuse",
+    "usage.exact",
+    "endpoint.model",
+    "error.detected",
+    "process.tree_killed",
+    "transcripts.written",
+)
+
+#: What an adapter's ``lacks`` may name: a capability, or the start of several (``mcp``, ``hooks``,
+#: ``hooks.session-end``).
+CAPABILITY_PREFIXES: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        ".".join(parts[:n])
+        for parts in (c.split(".") for c in CAPABILITIES)
+        for n in range(1, len(parts) + 1)
+    )
+)

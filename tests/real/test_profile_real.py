@@ -27,7 +27,7 @@ from tackroom.adapters.resolve import Adapter, load_adapters, resolve_builtins
 from tackroom.errors import InstallError
 from tackroom.install import install
 from tackroom.probe.doctor import adoctor, declared_capabilities
-from tackroom.probe.matrix import latest_per_version, markdown
+from tackroom.probe.matrix import adapter_lacks, latest_per_version, markdown
 from tackroom.probe.rows import OUTCOME_NOTE, Row, row_from_json
 from tackroom.probe.runner import installed, probe
 from tackroom.sandboxes.bwrap import BwrapSandbox
@@ -180,4 +180,4 @@ def _record(row: Row) -> None:
     ]
     rows = latest_per_version([*rows, row])
     ROWS_FILE.write_text(json.dumps([r.to_json() for r in rows], indent=1) + "\n", encoding="utf-8")
-    (DOCS / "capabilities.md").write_text(markdown(rows), encoding="utf-8")
+    (DOCS / "capabilities.md").write_text(markdown(rows, adapter_lacks(resolve_builtins())), encoding="utf-8")

@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from tackroom.adapters.versions import VERSION_PATTERN
+from tackroom.vocabulary import CAPABILITY_PREFIXES, TRANSCRIPT_GLOB
 from tackroom.vocabulary import NEUTRAL_TOOLS as NEUTRAL_TOOLS
 from tackroom.vocabulary import OPTION_KINDS as OPTION_KINDS
-from tackroom.vocabulary import TRANSCRIPT_GLOB
 
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -49,6 +49,12 @@ Moment = Literal[
 
 SessionSource = Literal["startup", "resume", "clear", "compact"]
 """How a session starts (:data:`tackroom.vocabulary.SESSION_SOURCES`)."""
+CapabilityName = Annotated[
+    str, StringConstraints(pattern="^(" + "|".join(p.replace(".", r"\.") for p in CAPABILITY_PREFIXES) + ")$")
+]
+"""A capability of the matrix, or the start of several (``hooks``)."""
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=400)]
+"""Why, in a sentence or two."""
 
 
 class Strict(BaseModel):
@@ -512,6 +518,10 @@ class AdapterSpec(Strict):
     that way (``tackroom run NAME --transport acp``)."""
     reads: list[Read] = []
     """Native places only ``profile import`` looks at: read with an engine, or each file named with why."""
+    lacks: dict[CapabilityName, Reason] = {}
+    """Why the harness cannot do what it does not declare: a capability of the matrix, or the start of
+    several (``mcp``, ``hooks``, ``hooks.session-end``) -> the reason, shown beside its ``-`` cells in
+    ``docs/capabilities.md``. Data, never a claim: a capability the adapter declares is not lacked."""
 
 
 SINCE_FIXED = ("family", "extends", "min_version", "verified_with", "previously_verified")

@@ -27,14 +27,14 @@ def capabilities_command(
 ) -> None:
     """Each adapter's latest capability row: harness version, installed version, age, and the matrix."""
     from tackroom.adapters.resolve import load_adapters
-    from tackroom.probe.matrix import entries, markdown
+    from tackroom.probe.matrix import adapter_lacks, entries, markdown
     from tackroom.state import CapabilityRows, StateDB
 
     if as_json and as_markdown:
         raise typer.BadParameter("choose one of --json and --markdown")
     store = CapabilityRows(StateDB.default())
     if as_markdown:
-        print(markdown(store.history()), end="")
+        print(markdown(store.history(), adapter_lacks(load_adapters(project=Path.cwd()))), end="")
         return
     found = entries(load_adapters(project=Path.cwd()), store)
     if as_json:

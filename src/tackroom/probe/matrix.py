@@ -11,7 +11,7 @@ which is how ``docs/capabilities.md`` is made.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -133,11 +133,29 @@ def latest_per_version(rows: Iterable[Row]) -> list[Row]:
     return sorted(newest.values(), key=lambda r: (r.adapter, sort_key(r.harness_version or "")))
 
 
-def markdown(rows: Iterable[Row]) -> str:
+Lacks = Callable[[str, str | None], Mapping[str, str]]
+"""An adapter's ``lacks`` as it applies to one version: ``(adapter, version) -> {prefix: reason}``."""
+
+
+def adapter_lacks(adapters: Mapping[str, Adapter]) -> Lacks:
+    """What each of ``adapters`` says it lacks, at the version asked (its ``since`` entries applied)."""
+
+    def lacks(name: str, version: str | None) -> Mapping[str, str]:
+        adapter = adapters.get(name)
+        if adapter is None:
+            return {}
+        found = (adapter.at(version) if version else adapter).effective.get("lacks")
+        return found if isinstance(found, dict) else {}
+
+    return lacks
+
+
+def markdown(rows: Iterable[Row], lacks: Lacks | None = None) -> str:
     """The matrix of the newest row of each adapter and version, as a Markdown document.
 
-    A pure function of ``rows`` (no clock, no installed harness), so the
-    committed ``docs/capabilities.md`` can be checked against the rows it came from.
+    A pure function of ``rows`` and ``lacks`` (no clock, no installed harness), so the committed
+    ``docs/capabilities.md`` can be checked against the rows it came from. ``lacks`` gives the
+    adapters' reasons for what they do not declare, shown beside the ``-`` cells they explain.
     """
     chosen = latest_per_version(rows)
     if not chosen:
@@ -152,7 +170,7 @@ def markdown(rows: Iterable[Row]) -> str:
     for capability in CAPABILITIES:
         cells = [_cell(r.supports.get(capability)) for r in chosen]
         lines.append(f"| `{capability}` | " + " | ".join(cells) + " |")
-    return f"{_HEAD}\n" + "\n".join(lines) + "\n" + _notes(chosen)
+    return f"{_HEAD}\n" + "\n".join(lines) + "\n" + _notes(chosen, lacks)
 
 
 _HEAD = """# Capabilities, proven against the real harnesses
@@ -174,8 +192,9 @@ def _cell(value: Support | None) -> str:
     return f"**{mark}**" if value is False else mark
 
 
-def _notes(rows: Sequence[Row]) -> str:
-    """Why each row is not a plain yes: its outcome note, and the notes of its no and n/o cells."""
+def _notes(rows: Sequence[Row], lacks: Lacks | None) -> str:
+    """Why each row is not a plain yes: its outcome note, the notes of its no and n/o cells, and why
+    the adapter declares what its ``-`` cells stand for not at all."""
     out = []
     for row in rows:
         said = []
@@ -185,6 +204,11 @@ def _notes(rows: Sequence[Row]) -> str:
             value = row.supports.get(capability)
             if value in (False, "n/o") and capability in row.notes:
                 said.append(f"  - `{capability}` {MARKS[value]}: {_one_line(row.notes[capability])}")
+        for prefix, reason in (lacks(row.adapter, row.harness_version) if lacks else {}).items():
+            covered = [c for c in CAPABILITIES if c == prefix or c.startswith(prefix + ".")]
+            if any(row.supports.get(c) is None for c in covered):
+                shown = prefix if prefix in CAPABILITIES else f"{prefix}.*"
+                said.append(f"  - `{shown}` -: {_one_line(reason)}")
         if said:
             out.append(f"- **{row.adapter} {row.harness_version or '?'}**\n" + "\n".join(said))
     return ("\n## Notes\n\n" + "\n".join(out) + "\n") if out else ""

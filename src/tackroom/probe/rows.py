@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from tackroom.errors import RowError
 from tackroom.values import iso, parse_time
-from tackroom.vocabulary import MOMENTS
+from tackroom.vocabulary import CAPABILITIES as CAPABILITIES
 
 Support = bool | Literal["n/o"]
 Outcome = Literal["ok", "timeout", "failed", "not_installed"]
@@ -44,25 +44,6 @@ NOT_OBSERVED: Literal["n/o"] = "n/o"
 OUTCOMES: tuple[Outcome, ...] = ("ok", "timeout", "failed", "not_installed")
 OUTCOME_NOTE = "outcome"
 """The ``notes`` key of the runner's note on the run as a whole (why it failed or timed out)."""
-
-#: Every capability a row may hold, one observation each, in the order tables show them.
-CAPABILITIES: tuple[str, ...] = (
-    "rules.read",
-    "skills.visible",
-    "agents.visible",
-    "commands.expand",
-    "mcp.offered",
-    "mcp.called",
-    "mcp.answered",
-    *(f"hooks.{moment}.fire" for moment in MOMENTS),
-    "hooks.inject",
-    "hooks.refuse",
-    "usage.exact",
-    "endpoint.model",
-    "error.detected",
-    "process.tree_killed",
-    "transcripts.written",
-)
 
 ROW_KEYS = frozenset(
     {"adapter", "adapter_hash", "harness_version", "probed_at", "outcome", "supports", "notes"}
