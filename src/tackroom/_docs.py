@@ -25,6 +25,7 @@ def pages(root: Path) -> dict[str, str]:
         "docs/reference/profile.md": profile_page(),
         "docs/reference/matrix.md": matrix_page(),
         "docs/reference/task.md": task_page(),
+        "docs/capabilities.md": capabilities_page(root),
         "docs/reference/api.md": api_page(),
         "README.md": readme(root),
     }
@@ -75,6 +76,20 @@ def readme(root: Path) -> str:
     before, rest = text.split(start, 1)
     _, after = rest.split(end, 1)
     return before + start + matrix_excerpt(root) + end + after
+
+
+# --- the capability matrix --------------------------------------------------------------------
+
+
+def capabilities_page(root: Path) -> str:
+    """``docs/capabilities.md``: the committed probe rows (written by the real probes alone), with
+    the built-in adapters' reasons for what they lack."""
+    from tackroom.adapters.resolve import resolve_builtins
+    from tackroom.probe.matrix import adapter_lacks, markdown
+    from tackroom.probe.rows import row_from_json
+
+    rows = json.loads((root / "docs" / "capabilities.json").read_text(encoding="utf-8"))
+    return markdown([row_from_json(row) for row in rows], adapter_lacks(resolve_builtins()))
 
 
 # --- the Python API -----------------------------------------------------------------------------
