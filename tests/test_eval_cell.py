@@ -175,6 +175,25 @@ def test_a_task_without_network_gets_none(tmp_path: Path) -> None:
     assert result.outcome == "no_reward"  # the host's interfaces are there too
 
 
+@pytest.mark.parametrize("phase", ["agent", "verifier"])
+def test_a_phase_without_network_gets_none_and_the_other_keeps_it(phase: str, tmp_path: Path) -> None:
+    """``[agent]`` or ``[verifier]`` ``network_mode`` narrows the environment's for that phase alone."""
+    toml = f'[environment]\nnetwork_mode = "public"\n[{phase}]\nnetwork_mode = "no-network"\n'
+    interfaces = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
+    solve = f"#!/bin/bash\n{interfaces} > /app/agent-interfaces\n"
+    test = (
+        (
+            f"#!/bin/bash\n{interfaces} > /app/verifier-interfaces\n"
+            '[ "$(cat /app/${PHASE}-interfaces)" = lo ] && [ "$(cat /app/${OTHER}-interfaces)" != lo ] '
+            "&& echo 1 > /logs/verifier/reward.txt\n"
+        )
+        .replace("${PHASE}", phase)
+        .replace("${OTHER}", "verifier" if phase == "agent" else "agent")
+    )
+    result = run(write_task(tmp_path, toml=toml, solve=solve, test=test), tmp_path)
+    assert (result.outcome, result.reward) == ("ok", 1.0), result.reason
+
+
 def test_an_allowlist_task_gets_no_network_and_is_told(tmp_path: Path) -> None:
     """No sandbox here lets some hosts through and not others: an allowlist lets through none."""
     solve = "#!/bin/bash\ntail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' > /app/interfaces\n"

@@ -30,7 +30,7 @@ from tackroom._hash import sha256
 from tackroom.errors import CellError, TackroomError
 from tackroom.eval.environment import Image, Unsupported, approximate
 from tackroom.eval.rewards import Reward, read_reward
-from tackroom.eval.tasks import Healthcheck, Step, Task, resolve_env
+from tackroom.eval.tasks import Healthcheck, Limits, Step, Task, narrowest, resolve_env
 from tackroom.profile.model import Profile
 from tackroom.run.sandbox import Network, Places, get_sandbox
 from tackroom.run.spec import AuthMode
@@ -430,8 +430,13 @@ async def run_cell(
 
 
 def _network_notes(cell: Cell) -> tuple[str, ...]:
-    environment = cell.task.environment
-    if environment.network_mode != "allowlist":
+    task, environment = cell.task, cell.task.environment
+    phases = [
+        task.agent,
+        task.verifier,
+        *(limits for step in task.steps for limits in (step.agent, step.verifier)),
+    ]
+    if "allowlist" not in (environment.network_mode, *(limits.network_mode for limits in phases)):
         return ()
     hosts = ", ".join(environment.allowed_hosts or ()) or "none named"
     return (f"network allowlist ({hosts}) cannot be enforced host by host here: the cell had no network",)
@@ -484,6 +489,8 @@ class _CellRun:
             adapters,
         )
         self.capture_db = capture_db
+        self.agent_limits: Limits = cell.task.agent
+        """The running step's ``[agent]`` (the task's when it has no steps): its network, its timeout."""
         self.timings: dict[str, float] = {
             "setup": 0.0,
             "agent": 0.0,
@@ -505,12 +512,13 @@ class _CellRun:
             return None
         return sum(c for c in self.cost if c is not None)
 
-    @property
-    def network(self) -> Network:
-        """``none`` for a task that says ``no-network``: its agent and verifier reach nothing else. An
-        ``allowlist`` task gets none too: no sandbox here lets some hosts through and not others, so it
-        lets through none (narrower, never wider; the cell's notes say so)."""
-        return "host" if self.cell.task.environment.network_mode == "public" else "none"
+    def network(self, limits: Limits | None = None) -> Network:
+        """``none`` for a task that says ``no-network`` (in ``[environment]``, or in the phase's own
+        ``limits``): what runs reaches nothing else. ``allowlist`` gets none too: no sandbox here lets
+        some hosts through and not others, so it lets through none (narrower, never wider; the cell's
+        notes say so)."""
+        modes = (self.cell.task.environment.network_mode, limits.network_mode if limits else None)
+        return "host" if narrowest(*modes) == "public" else "none"
 
     async def run(self, base: CellResult) -> CellResult:
         task = self.cell.task
@@ -593,6 +601,7 @@ class _CellRun:
             if unhealthy is not None:
                 return replace(base, outcome="infra", reason=unhealthy)
         instruction = step.instruction if step is not None else task.instruction
+        self.agent_limits = step.agent if step is not None else task.agent
         clock = time.monotonic()
         agent = await (self._oracle(step) if self.cell.harness == ORACLE else self._harness(instruction))
         self.timings["agent"] += time.monotonic() - clock
@@ -673,7 +682,7 @@ class _CellRun:
                 ),
             },
             sandbox=cell.sandbox,
-            network=self.network,
+            network=self.network(self.agent_limits),
         )
         result = await arun(
             spec,
@@ -732,7 +741,7 @@ class _CellRun:
         script = f"cd {_quote(layout.workdir)} && bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1"
         clock = time.monotonic()
         done = await self._spawn(
-            ["bash", "-c", script], env, self.cell.agent_timeout, layout.binds("/solution")
+            ["bash", "-c", script], env, self.cell.agent_timeout, layout.binds("/solution"), self.agent_limits
         )
         self.timings["harness"] += time.monotonic() - clock
         shutil.rmtree(target, ignore_errors=True)
@@ -774,7 +783,7 @@ class _CellRun:
         timeout = self.cell.verifier_timeout_s or limits.timeout_sec or 600.0
         script = f"cd {_quote(layout.workdir)} && bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1"
         clock = time.monotonic()
-        done = await self._spawn(["bash", "-c", script], env, timeout, layout.binds("/tests"))
+        done = await self._spawn(["bash", "-c", script], env, timeout, layout.binds("/tests"), limits)
         self.timings["tests"] += time.monotonic() - clock
         shutil.rmtree(tests, ignore_errors=True)
         if done.timed_out:
@@ -782,9 +791,15 @@ class _CellRun:
         return read_reward(verifier_dir)
 
     async def _spawn(
-        self, argv: list[str], env: Mapping[str, str], timeout_s: float, binds: Mapping[str, Path]
+        self,
+        argv: list[str],
+        env: Mapping[str, str],
+        timeout_s: float,
+        binds: Mapping[str, Path],
+        limits: Limits | None = None,
     ) -> Any:
-        """``argv`` in the cell's sandbox layout (not a harness: the task's own scripts)."""
+        """``argv`` in the cell's sandbox layout (not a harness: the task's own scripts), in the network
+        of the phase ``limits`` are for (None: the environment's: set-up and health checks)."""
         layout = self.layout
         real_home = self.environ.get("HOME")
         places = Places(
@@ -794,7 +809,7 @@ class _CellRun:
             real_home=Path(real_home) if real_home else None,
             binds=tuple(sorted(binds.items())),
         )
-        sandbox = get_sandbox(self.cell.sandbox)(places, self.network)
+        sandbox = get_sandbox(self.cell.sandbox)(places, self.network(limits))
         full_env = {"PATH": PATH_INSIDE, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp", **env}
         try:
             return await sandbox.spawn(

@@ -41,6 +41,10 @@ INSTRUCTION_LIMIT = 1 << 20
 """An instruction longer than this (1 MiB) is refused: it is no instruction, and it would be a prompt."""
 
 _CHECKED = " Checked, not used here."
+_PHASE_NETWORK = (
+    "`public`, `no-network` or `allowlist`, for {phase} alone: it narrows `[environment]`'s, never "
+    "widens it (a step's own narrows the task's)."
+)
 
 TOP = Table(
     "task.toml",
@@ -82,7 +86,7 @@ AGENT = Table(
         Key("timeout_sec", "seconds", "How long the harness may work (the matrix's `agent_timeout` "
             "overrides it; a step's own wins over the task's)."),
         Key("user", "str", "The user it runs as (a name or a number)." + _CHECKED),
-        Key("network_mode", "str", "`public`, `no-network` or `allowlist`." + _CHECKED),
+        Key("network_mode", "str", _PHASE_NETWORK.format(phase="the harness (the oracle: its solution)")),
         Key("allowed_hosts", "list", "With `network_mode = 'allowlist'`: the hosts it may reach." + _CHECKED),
     ),
 )  # fmt: skip
@@ -98,7 +102,7 @@ VERIFIER = Table(
         Key("environment_mode", "str", "Harbor's choice of environment for the verifier." + _CHECKED),
         Key("environment", "table", "Harbor's separate verifier environment." + _CHECKED),
         Key("collect", "list", "What Harbor collects after verifying." + _CHECKED),
-        Key("network_mode", "str", "`public`, `no-network` or `allowlist`." + _CHECKED),
+        Key("network_mode", "str", _PHASE_NETWORK.format(phase="the verifier")),
         Key("allowed_hosts", "list", "With `network_mode = 'allowlist'`: the hosts it may reach." + _CHECKED),
     ),
 )  # fmt: skip
@@ -214,6 +218,8 @@ class Limits:
 
     timeout_sec: float | None
     env: Mapping[str, str] = field(default_factory=dict)
+    network_mode: NetworkMode | None = None
+    """Its own ``network_mode`` (None: not said): it narrows ``[environment]``'s, never widens it."""
 
 
 @dataclass(frozen=True)
@@ -455,8 +461,10 @@ class _Reader:
         self._unknown(table, key, known)
         timeout = self._number(table, (*key, "timeout_sec"), positive=True)
         self._text(table, (*key, "user"), integer=True)
-        self._network(table, key)
-        return Limits(default_timeout if timeout is None else timeout, self._env(table, (*key, "env")))
+        network = self._network(table, key) if "network_mode" in table else None
+        return Limits(
+            default_timeout if timeout is None else timeout, self._env(table, (*key, "env")), network
+        )
 
     def _environment(self, table: dict[str, Any], key: KeyPath) -> Environment:
         self._unknown(table, key, ENVIRONMENT)
@@ -563,9 +571,14 @@ class _Reader:
                     agent=Limits(
                         step_agent.timeout_sec if step_agent.timeout_sec is not None else agent.timeout_sec,
                         step_agent.env,
+                        narrowest(agent.network_mode, step_agent.network_mode),
                     ),
                     # Harbor's quirk, kept: a step's verifier without its own timeout gets 600 s.
-                    verifier=Limits(step_verifier.timeout_sec, {**verifier.env, **step_verifier.env}),
+                    verifier=Limits(
+                        step_verifier.timeout_sec,
+                        {**verifier.env, **step_verifier.env},
+                        narrowest(verifier.network_mode, step_verifier.network_mode),
+                    ),
                     min_reward=self._min_reward(item, (*key, "min_reward")),
                     healthcheck=self._healthcheck(item, (*key, "healthcheck")),
                 )
@@ -744,3 +757,10 @@ def _kind(value: Any) -> str:
     return {dict: "a table", list: "an array", str: "a string", bool: "true/false"}.get(
         type(value), repr(value)
     )
+
+
+def narrowest(*modes: NetworkMode | None) -> NetworkMode | None:
+    """Of network modes said at several levels, the one that lets the least through (None: none said)."""
+    said = [mode for mode in modes if mode is not None]
+    order: tuple[NetworkMode, ...] = ("no-network", "allowlist", "public")
+    return next((mode for mode in order if mode in said), None)
