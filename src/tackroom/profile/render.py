@@ -201,7 +201,7 @@ def _render(
             ]
             continue
         ctx = Context(adapter, kind, capability, path, drops)
-        renderer = engine(capability.render)
+        renderer = engine(capability.render, adapter.family)
         if kind == "hooks" and not renderer.sources:
             items = _every_start(ctx, items)
         outputs += renderer.render(ctx, items)
@@ -420,7 +420,7 @@ def _gather(
     if tree.refused(ctx, _SINGULAR[ctx.kind], ctx.path):
         return
     dropped = len(ctx.drops)
-    for item in _parse(ctx, engine(ctx.capability.render)):
+    for item in _parse(ctx, engine(ctx.capability.render, ctx.adapter.family)):
         key = item[0] if ctx.kind == "env" else getattr(item, "name", ctx.kind)
         if ctx.kind == "permissions" and key in found:
             before = found[key]

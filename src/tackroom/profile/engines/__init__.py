@@ -11,14 +11,44 @@ validation is given it, and never imports this package.
 
 from __future__ import annotations
 
-from tackroom.errors import ProfileError
+from functools import cache
+from importlib import import_module
+
+from tackroom.errors import FamilyError, ProfileError
 from tackroom.families import engines as engines
+from tackroom.families import get_family
 from tackroom.profile.engines.base import Engine
 
 
-def engine(name: str) -> Engine:
-    """The engine ``name``; one the adapter names but no code implements is an error."""
+def engine(name: str, family: str | None = None) -> Engine:
+    """The engine ``name``; one the adapter names but no code implements is an error.
+
+    ``family``: the adapter's, where its engines usually are. The generic engines and that family's
+    are looked at first, so one render does not import every family to find its own.
+    """
+    if family is not None:
+        near = _near(family).get(name)
+        if near is not None:
+            return near
     found = engines().get(name)
     if found is None:
         raise ProfileError(f"renderer {name!r} is not implemented (implemented: {', '.join(engines())})")
+    return found
+
+
+@cache
+def _near(family: str) -> dict[str, Engine]:
+    """The generic engines and ``family``'s own, by name; none when they clash or the family cannot be
+    made (the whole registry, looked at then, says why)."""
+    found: dict[str, Engine] = {}
+    for module in ("files", "settings"):
+        for each in import_module(f"tackroom.profile.engines.{module}").ENGINES:
+            found[each.name] = each
+    try:
+        own = get_family(family).engines()
+    except FamilyError:
+        return {}
+    for each in own:
+        if not isinstance(each, Engine) or found.setdefault(each.name, each) is not each:
+            return {}
     return found
