@@ -155,8 +155,9 @@ class Adapter:
 
     @cached_property
     def hash(self) -> str:
-        """SHA-256 over the canonical JSON of what this adapter runs (not its name or lineage)."""
-        data = {k: v for k, v in self.effective.items() if k != "extends"}
+        """SHA-256 over the canonical JSON of what this adapter runs (not its name or lineage, nor the
+        reasons it gives for what it ``lacks``: they explain, they do not run)."""
+        data = {k: v for k, v in self.effective.items() if k not in ("extends", "lacks")}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return sha256(canonical.encode()).hexdigest()
 
