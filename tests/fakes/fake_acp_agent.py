@@ -14,6 +14,8 @@ offer it refuses), then answers the prompt with usage. Flags change that:
 --version N      answer initialize with protocol version N
 --banner         print a line that is not JSON-RPC first
 --no-usage       answer session/prompt without usage
+--mcp-log PATH   write session/new's mcpServers to PATH (without it, they must be none)
+--mcp-caps T,T   advertise these remote MCP transports (http, sse) in initialize
 """
 
 from __future__ import annotations
@@ -166,15 +168,21 @@ def main() -> None:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
         if method == "initialize":
+            caps = ARGS[ARGS.index("--mcp-caps") + 1].split(",") if "--mcp-caps" in ARGS else []
+            agent = {"mcpCapabilities": dict.fromkeys(caps, True)} if caps else {}
             send(
                 {
                     "id": request_id,
-                    "result": {"protocolVersion": version, "agentCapabilities": {}, "authMethods": []},
+                    "result": {"protocolVersion": version, "agentCapabilities": agent, "authMethods": []},
                 }
             )
         elif method == "session/new":
             cwd = Path(str(params["cwd"]))
-            assert params["mcpServers"] == [], params
+            if "--mcp-log" in ARGS:
+                log = Path(ARGS[ARGS.index("--mcp-log") + 1])
+                log.write_text(json.dumps(params["mcpServers"]), encoding="utf-8")
+            else:
+                assert params["mcpServers"] == [], params
             send({"id": request_id, "result": {"sessionId": f"fake-session-{os.getpid()}"}})
         elif method == "session/prompt":
             prompt(request_id, params, cwd)

@@ -102,8 +102,23 @@ class ClientParser(StreamParser):
     over: bool = False
     """The conversation is over: nothing more will be written."""
 
-    def begin(self, prompt: str, workdir: Path, options: Mapping[str, Any]) -> None:
-        """Start the conversation for one run: its prompt, working directory and option values."""
+    def begin(
+        self,
+        prompt: str,
+        workdir: Path,
+        options: Mapping[str, Any],
+        env: Mapping[str, str] | None = None,
+        profile: Mapping[str, Path] | None = None,
+    ) -> None:
+        """Start the conversation for one run: its prompt, working directory and option values.
+
+        ``env`` is the harness's whole environment (what a ``${VAR}`` the
+        client sends resolves against: values the client must never log), and
+        ``profile`` where the adapter's profile capabilities live for this run
+        (kind -> the file its ``path`` names, resolved in the run's home), for a
+        client that sends part of the rendered profile in its protocol (ACP's
+        MCP servers).
+        """
 
     def outgoing(self) -> list[str]:
         """The lines to write to the harness's stdin now (each without its newline); taken once."""

@@ -90,7 +90,9 @@ async def execute(
         _Events(run_dir / "events.jsonl", on_event) as events,
     ):
         boundary = _Boundary(family, events.add)
-        conversation = boundary.converse(stdin or "", workdir, options or {})
+        conversation = boundary.converse(
+            stdin or "", workdir, options or {}, env, lambda: _profile_places(adapter, env, workdir)
+        )
 
         def on_line(line: str) -> None:
             stdout_log.add(line)
@@ -118,6 +120,28 @@ async def execute(
     # After the files are closed: closing writes their tails, and may fail.
     truncated = _truncated(done, stdout_log, events)
     return _fold(adapter, argv, run_dir, timeout_s, done, stderr, events, family, truncated)
+
+
+def _profile_places(adapter: Adapter, env: Mapping[str, str], workdir: Path) -> dict[str, Path]:
+    """Where each profile capability the adapter declares lives for this run: its ``path`` in the
+    harness's home (``HOME`` and the relocation variables as the run sets them)."""
+    from tackroom.adapters.templates import expand_path
+    from tackroom.errors import TackroomError
+
+    home = env.get("HOME")
+    if not home:
+        return {}
+    places: dict[str, Path] = {}
+    capabilities = adapter.effective.get("capabilities") or {}  # the data, not the typed spec: no pydantic
+    for kind, capability in capabilities.items():
+        path = capability.get("path") if isinstance(capability, dict) else None
+        if not isinstance(path, str):
+            continue
+        try:
+            places[kind] = expand_path(path, env=env, home=home, workdir=str(workdir))
+        except TackroomError:
+            continue  # a path this run cannot spell is one the render did not write either
+    return places
 
 
 def _fold(
@@ -227,7 +251,14 @@ class _Boundary:
         except Exception as exc:
             self._failed("could not make its parser", "", exc)
 
-    def converse(self, prompt: str, workdir: Path, options: Mapping[str, Any]) -> Conversation | None:
+    def converse(
+        self,
+        prompt: str,
+        workdir: Path,
+        options: Mapping[str, Any],
+        env: Mapping[str, str],
+        profile: Callable[[], Mapping[str, Path]],
+    ) -> Conversation | None:
         """The harness's stdin, for a parser that talks back (None for any other): its opening said."""
         parser = self._parser
         if not isinstance(parser, ClientParser):
@@ -235,7 +266,7 @@ class _Boundary:
         self._conversation = Conversation()
 
         def begin() -> list[Event]:
-            parser.begin(prompt, workdir, options)
+            parser.begin(prompt, workdir, options, env, profile())
             return []
 
         self._run("could not start its conversation", "", begin)

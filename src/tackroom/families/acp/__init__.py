@@ -2,10 +2,10 @@
 
 tackroom is the client. It sends ``initialize`` (protocol version 1, no file
 system and no terminal capability: the agent runs its tools itself), then
-``session/new`` in the run's workdir with no MCP servers, then one
-``session/prompt`` with the run's prompt; the answer to that prompt (its
-``stopReason``, and ``usage`` where the agent reports it) ends the run, and
-stdin is closed. A run that reaches its timeout mid-turn first sends
+``session/new`` in the run's workdir with the profile's MCP servers (see
+below), then one ``session/prompt`` with the run's prompt; the answer to
+that prompt (its ``stopReason``, and ``usage`` where the agent reports it)
+ends the run, and stdin is closed. A run that reaches its timeout mid-turn first sends
 ``session/cancel``: the agent ends the turn (``stopReason: cancelled``, with
 what it had used) before it is signalled, and the run counts as timed out.
 
@@ -26,6 +26,20 @@ event says what was denied and why (ACP's answer has no field for a reason).
 Any other request of the agent (``fs/*``, ``terminal/*``, which tackroom did
 not offer) gets JSON-RPC's "method not found".
 
+MCP servers reach an ACP agent through its client, in ``session/new``'s
+``mcpServers``. An adapter whose agent takes them declares an ``mcp``
+capability with the ``acp-mcp`` engine (:mod:`.engines`): the run's render
+writes the profile's servers, in the protocol's shape and with their
+``${VAR}`` references as written, into the file its ``path`` names in the
+run's home, and the client reads it before the agent starts. As it sends
+``session/new`` it resolves each reference from the harness's environment (a
+server that references a variable the run does not have is not sent), and
+sends an ``http`` or ``sse`` server only to an agent whose ``initialize``
+answer advertised that transport (``agentCapabilities.mcpCapabilities``);
+every server left out is named in a non-fatal error event, and a file the
+client cannot read ends the run before any session starts (never a run
+without the servers it was given).
+
 Verified against the mock with ``@zed-industries/claude-agent-acp`` 0.23.1
 (family ``acp``: the prompt's ``usage``, ``inputTokens``, ``outputTokens``,
 ``cachedReadTokens``, ``cachedWriteTokens``, ``thoughtTokens``, is the whole
@@ -42,7 +56,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tackroom.families.base import (
     MAX_TEXT,
@@ -69,11 +83,16 @@ from tackroom.trace.events import (
     UsageReport,
 )
 
+if TYPE_CHECKING:
+    from tackroom.profile.model import McpServer
+
 PROTOCOL_VERSION = 1
 """The ACP version tackroom speaks (the agent answers with the one it chose)."""
 MAX_TOOLS = 10_000
 """The most tool calls one run's state remembers; past it, the oldest are forgotten."""
 METHOD_NOT_FOUND = -32601
+MAX_SERVERS_FILE = 1024 * 1024
+"""The most of the run's MCP servers file the client reads (tackroom wrote it; a larger one is not its)."""
 
 _INITIALIZE, _NEW_SESSION, _PROMPT = 0, 1, 2
 _ENDED = frozenset({"completed", "failed"})
@@ -132,13 +151,27 @@ class AcpClient(ClientParser):
         self._called: set[str] = set()
         self._finished = False
         self._cancelled = False
+        self._env: Mapping[str, str] = {}
+        self._servers: list[McpServer] = []
+        self._unreadable: str | None = None
 
     # --- what tackroom says ------------------------------------------------------------
 
-    def begin(self, prompt: str, workdir: Path, options: Mapping[str, Any]) -> None:
+    def begin(
+        self,
+        prompt: str,
+        workdir: Path,
+        options: Mapping[str, Any],
+        env: Mapping[str, str] | None = None,
+        profile: Mapping[str, Path] | None = None,
+    ) -> None:
         self._prompt = prompt
         self._cwd = str(workdir)
         self._auto_accept = bool(options.get("auto_accept"))
+        self._env = dict(env or {})
+        servers = (profile or {}).get("mcp")
+        if servers is not None:
+            self._read_servers(servers)
         capabilities = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
         params = {
             "protocolVersion": PROTOCOL_VERSION,
@@ -203,8 +236,12 @@ class AcpClient(ClientParser):
             if version != PROTOCOL_VERSION:
                 message = f"the agent speaks ACP version {version!r}; tackroom speaks {PROTOCOL_VERSION}"
                 return self._end(line, [ErrorEvent(line, message=message, fatal=True)], ok=False)
-            self._send(_NEW_SESSION, "session/new", {"cwd": self._cwd, "mcpServers": []})
-            return []
+            if self._unreadable is not None:
+                error = ErrorEvent(line, message=self._unreadable, fatal=True)
+                return self._end(line, [error], ok=False)
+            servers, dropped = self._session_servers(result)
+            self._send(_NEW_SESSION, "session/new", {"cwd": self._cwd, "mcpServers": servers})
+            return [ErrorEvent(line, message=why, fatal=False) for why in dropped]
         if request_id == _NEW_SESSION:
             session = str_or_none(result.get("sessionId"))
             if not session:
@@ -217,6 +254,56 @@ class AcpClient(ClientParser):
             self._send(_PROMPT, "session/prompt", {"sessionId": session, "prompt": prompt})
             return [SessionStarted(line, session_id=session)]
         return self._answered(line, result)
+
+    def _read_servers(self, path: Path) -> None:
+        """The MCP servers the run's render wrote for ``session/new`` (none when it wrote no file)."""
+        from tackroom.families.acp.engines import read_servers
+        from tackroom.profile.engines.settings import BadEntry
+
+        try:
+            raw = path.read_bytes() if path.is_file() else None
+        except OSError as exc:
+            self._unreadable = f"the run's MCP servers ({path}) could not be read: {exc.strerror or exc}"
+            return
+        if raw is None:
+            return
+        if len(raw) > MAX_SERVERS_FILE:
+            self._unreadable = f"the run's MCP servers ({path}) are larger than tackroom ever writes them"
+            return
+        try:
+            self._servers = read_servers(json.loads(raw.decode("utf-8")))
+        except (ValueError, RecursionError, BadEntry) as exc:
+            why = str(exc)[:300] if isinstance(exc, BadEntry) else "not JSON"
+            self._unreadable = f"the run's MCP servers ({path}) are not what tackroom wrote: {why}"
+
+    def _session_servers(self, answer: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+        """session/new's ``mcpServers`` for this agent, and why each server left out was.
+
+        A remote transport is sent only where the agent's ``initialize`` answer
+        advertised it; every ``${VAR}`` is resolved here, from the harness's
+        environment, and the values live only in the message to the agent.
+        """
+        from tackroom.families.acp.engines import Unresolved, resolve, session_entry
+
+        advertised = obj(obj(answer.get("agentCapabilities")).get("mcpCapabilities"))
+        sent: list[dict[str, Any]] = []
+        dropped: list[str] = []
+        for server in self._servers:
+            kind = server.kind
+            if kind != "stdio" and advertised.get(kind) is not True:
+                dropped.append(
+                    f"dropped MCP server {server.name!r}: the agent does not take {kind} MCP servers (its "
+                    f"initialize answer's agentCapabilities.mcpCapabilities.{kind} is not true)"
+                )
+                continue
+            try:
+                sent.append(resolve(session_entry(server), self._env))
+            except Unresolved as exc:
+                dropped.append(
+                    f"dropped MCP server {server.name!r}: it references ${{{exc.name}}}, which is not in "
+                    "the harness's environment (only the allowlist and the adapter's env.pass reach it)"
+                )
+        return sent, dropped
 
     def usage(self, result: dict[str, Any]) -> Usage:
         """The turn's usage from the answer to ``session/prompt``: ACP's own ``usage`` field."""
@@ -405,6 +492,7 @@ class Acp(Family):
 
     name = "acp"
     stream = "ACP JSON-RPC over stdio (session/update notifications)"
+    engines_module = "tackroom.families.acp.engines"
     protocol = "acp"
     """The transport this family speaks (``tackroom run NAME --transport acp``)."""
     verified = True
