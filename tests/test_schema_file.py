@@ -99,3 +99,58 @@ def test_vocabularies_have_one_source() -> None:
     assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp", "mcp_call", "text_call"}
     assert set(MOCK_TOOLS) == set(NEUTRAL_TOOLS)
     assert get_args(Moment) == ALL_MOMENTS
+
+
+def test_the_plain_spec_classes_are_fresh() -> None:
+    from tackroom.adapters.specgen import TARGET, formatted
+
+    assert TARGET.read_text(encoding="utf-8") == formatted(), (
+        "src/tackroom/adapters/spec.py is stale: .venv/bin/python scripts/gen-spec"
+    )
+
+
+def _view(value: object) -> object:
+    """A spec value as plain data, from a pydantic model or a plain spec class alike (class names kept)."""
+    from pydantic import BaseModel
+
+    from tackroom.adapters._spec import Spec
+
+    if isinstance(value, BaseModel | Spec):
+        return (type(value).__name__, {name: _view(item) for name, item in value})
+    if isinstance(value, list):
+        return [_view(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _view(item) for key, item in value.items()}
+    return value
+
+
+def test_every_builtin_reads_the_same_through_the_plain_classes_as_through_the_schema() -> None:
+    """The plain classes (what runs) hold what the schema's models (what validates) hold, field by
+    field and class by class, for every built-in adapter at every version it covers."""
+    from tackroom.adapters import schema, spec
+    from tackroom.adapters.resolve import resolve_builtins
+
+    checked = 0
+    for adapter in resolve_builtins().values():
+        for version in (None, *adapter.verified_versions):
+            effective = adapter.at(version).effective
+            assert _view(spec.AdapterSpec(effective)) == _view(schema.AdapterSpec.model_validate(effective))
+            assert spec.AdapterSpec(effective).to_data() == effective  # and back, as the schema dumps it
+            checked += 1
+    assert checked > 30
+
+
+def test_a_plain_spec_is_frozen_and_copies_like_a_model() -> None:
+    from tackroom.adapters.spec import Capability, Env
+
+    rules = Capability({"path": "~/.x/AGENTS.md", "render": "concat"})
+    assert (rules.path, rules.render, rules.also, rules.keys) == ("~/.x/AGENTS.md", "concat", [], {})
+    moved = rules.model_copy(update={"path": "~/.y/RULES.md"})
+    assert (moved.path, rules.path, moved.render) == ("~/.y/RULES.md", "~/.x/AGENTS.md", "concat")
+    try:
+        rules.path = "elsewhere"  # type: ignore[misc]
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a plain spec must be frozen")
+    assert Env({"pass": ["OPENAI_API_KEY"]}).pass_ == ["OPENAI_API_KEY"]  # the table's spelling

@@ -28,7 +28,7 @@ from tackroom.paths import Transaction, inside
 
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
-    from tackroom.adapters.schema import Install
+    from tackroom.adapters.spec import Install
 
 Progress = Callable[[str], None]
 

@@ -15,11 +15,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tackroom._hash import sha256
+from tackroom.adapters._spec import Spec
 from tackroom.adapters.layers import Origin
 from tackroom.adapters.versions import at_least, release_key
 
 if TYPE_CHECKING:
-    from tackroom.adapters.schema import AdapterSpec
+    from tackroom.adapters import schema
+    from tackroom.adapters.spec import AdapterSpec
 
 
 @dataclass(frozen=True)
@@ -75,12 +77,19 @@ class Adapter:
 
     @classmethod
     def from_spec(
-        cls, name: str, spec: AdapterSpec, harness: str, source: str, origins: Mapping[str, Origin]
+        cls,
+        name: str,
+        spec: schema.AdapterSpec | AdapterSpec,
+        harness: str,
+        source: str,
+        origins: Mapping[str, Origin],
     ) -> Adapter:
-        effective = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-        adapter = cls(name, effective, harness, source, origins)
-        adapter.__dict__["spec"] = spec
-        return adapter
+        """The adapter a validated table makes (its data as the schema dumps it)."""
+        if isinstance(spec, Spec):
+            effective = spec.to_data()
+        else:
+            effective = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return cls(name, effective, harness, source, origins)
 
     def at(self, version: str | None) -> Adapter:
         """This adapter as it applies to harness ``version``: every ``since`` entry up to it applied.
@@ -122,9 +131,10 @@ class Adapter:
 
     @cached_property
     def spec(self) -> AdapterSpec:
-        from tackroom.adapters.schema import AdapterSpec
+        """The effective table as typed values (validated where it was read: not again here)."""
+        from tackroom.adapters.spec import AdapterSpec
 
-        return AdapterSpec.model_validate(self.effective)
+        return AdapterSpec(self.effective)
 
     @property
     def family(self) -> str:

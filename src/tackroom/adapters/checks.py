@@ -11,16 +11,11 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from tackroom.adapters import templates
-from tackroom.adapters.schema import (
-    OPTION_KINDS,
-    AdapterSpec,
-    EndpointOAuth,
-    ModelEndpoint,
-    OptionSpec,
-    OptionTemplate,
-    Trust,
-)
+from tackroom.adapters.spec import AdapterSpec, EndpointOAuth, ModelEndpoint, OptionSpec, Trust
 from tackroom.adapters.versions import at_least
+from tackroom.vocabulary import OPTION_KINDS
+
+OptionTemplate = list[str] | OptionSpec
 
 Finding = tuple[tuple[str, ...], str]
 

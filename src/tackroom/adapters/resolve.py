@@ -449,11 +449,7 @@ class _Resolver:
         adapter = Adapter(
             name, first.effective, item.harness, item.source, first.origins, None, tuple(variants)
         )
-        adapter = adapter.at(specs[None].verified_with)
-        # Validated already: the spec of the form chosen is known, not to be built again.
-        chosen = next(v.since for v in variants if v.effective is adapter.effective)
-        adapter.__dict__["spec"] = specs[chosen]
-        return adapter
+        return adapter.at(specs[None].verified_with)
 
     def _report(self, name: str, header: Origin, form: Form, key: KeyPath, message: str) -> None:
         origin = form.origin_of(key, header)
@@ -481,6 +477,7 @@ def _check(data: dict[str, Any]) -> tuple[AdapterSpec | None, list[tuple[KeyPath
     """The typed spec of one effective table and every problem of it (no spec: the shape is wrong)."""
     from pydantic import ValidationError
 
+    from tackroom.adapters import spec as plain
     from tackroom.adapters.checks import check_adapter
     from tackroom.adapters.schema import AdapterSpec
     from tackroom.families import engines, family_names
@@ -489,7 +486,7 @@ def _check(data: dict[str, Any]) -> tuple[AdapterSpec | None, list[tuple[KeyPath
         spec = AdapterSpec.model_validate(data)
     except ValidationError as exc:
         return None, _pydantic_findings(exc, data)
-    findings = check_adapter(spec, engines())
+    findings = check_adapter(plain.AdapterSpec(_dump(spec)), engines())
     if spec.family not in family_names():
         findings.append(
             (("family",), f"no family {spec.family!r} is registered ({', '.join(family_names())})")

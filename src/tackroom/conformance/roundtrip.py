@@ -15,7 +15,7 @@ from tackroom.vocabulary import MOMENTS
 
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
-    from tackroom.adapters.schema import HooksCapability
+    from tackroom.adapters.spec import HooksCapability
     from tackroom.profile.model import Hook, Profile
 
 Scope = Literal["home", "project"]

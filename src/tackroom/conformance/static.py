@@ -17,7 +17,7 @@ from tackroom.vocabulary import NEUTRAL_TOOLS, OPTION_KINDS
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
     from tackroom.adapters.plan import Plan
-    from tackroom.adapters.schema import HooksCapability
+    from tackroom.adapters.spec import HooksCapability
     from tackroom.families.base import Family
 
 TOOL_MOMENTS = ("before-tool", "after-tool")
@@ -128,7 +128,7 @@ def check_tool_vocabulary(adapter: Adapter) -> list[Raw]:
 
 def tool_names(adapter: Adapter) -> dict[str, str]:
     """Neutral tool -> the name the model calls it, for every tool the adapter names."""
-    from tackroom.adapters.schema import ToolSpec
+    from tackroom.adapters.spec import ToolSpec
 
     out = {}
     for neutral in NEUTRAL_TOOLS:
@@ -307,7 +307,7 @@ def _reaches(name: str, sample: Any, base: Plan, plan: Plan, against: str) -> li
 
 
 def _isolation(adapter: Adapter) -> list[Raw]:
-    from tackroom.adapters.schema import OptionSpec
+    from tackroom.adapters.spec import OptionSpec
 
     spec = adapter.spec
     endpoint = spec.model_endpoint

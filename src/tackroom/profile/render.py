@@ -441,7 +441,7 @@ def _gather(
 
 def _place(adapter: Adapter, place: Any) -> Any:
     """The capability an import-only place is read as: the adapter's own of its kind, moved there."""
-    from tackroom.adapters.schema import Capability
+    from tackroom.adapters.spec import Capability
 
     known = getattr(adapter.spec.capabilities, place.kind)
     if place.render is None or known is None:

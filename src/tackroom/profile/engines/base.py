@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
-    from tackroom.adapters.schema import Capability
+    from tackroom.adapters.spec import Capability
 
 Kind = Literal[
     "rules",
@@ -170,7 +170,7 @@ class Context:
 
     def tool_name(self, neutral: str) -> str | None:
         """This harness's name for a neutral tool, or None when it has none."""
-        from tackroom.adapters.schema import ToolSpec
+        from tackroom.adapters.spec import ToolSpec
 
         entry = getattr(self.adapter.spec.tools, neutral, None)
         if entry is None:
