@@ -65,6 +65,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("gemini-project", "gemini", ".gemini/settings.json"): f"{_LOSSY}: two servers limiting tools",
     ("opencode-json", "opencode", "opencode.json"): f"{_LOSSY}: fields of a command and an agent",
     ("qwen-project", "qwen", ".qwen/settings.json"): f"{_LOSSY}: its ui and model keys (a run writes there)",
+    ("droid-project", "droid", ".factory/settings.json"): f"{_LOSSY}: its model keys (a run writes there)",
     # opencode reads a second config, .opencode/opencode.json; tackroom writes one, opencode.json,
     # and the rules of both are one set of permissions: the second's items move there.
     ("opencode-dotdir", "opencode", ".opencode/opencode.json"): "opencode's second config is written as one",

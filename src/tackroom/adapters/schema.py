@@ -391,6 +391,16 @@ class McpCall(Strict):
     MCP call's arguments as one JSON text."""
 
 
+class McpLoad(Strict):
+    """The call that loads an MCP tool the harness defers (offers by name only, behind a search)."""
+
+    tool: str
+    """The harness tool the model calls first (droid: ``ToolSearch``)."""
+    args: dict[str, str]
+    """That tool's arguments: ``{name}`` is the MCP tool's name as the model calls it (the ``mcp``
+    pattern filled in), ``{server}`` and ``{tool}`` its parts."""
+
+
 class TextCall(Strict):
     """How the model gives its text answer through one of the harness's own tools."""
 
@@ -418,6 +428,9 @@ class Tools(Strict):
     """How an MCP tool is named, with ``{server}`` and ``{tool}``."""
     mcp_call: McpCall | None = None
     """How the model calls an MCP tool the harness does not offer as a tool; absent = by its ``mcp`` name."""
+    mcp_load: McpLoad | None = None
+    """What the model calls before an MCP tool that the harness offers only once loaded (the mock's
+    scripted model has to ask for it as a real one would); absent = MCP tools are offered up front."""
     text_call: TextCall | None = None
     """How the model answers with text when the harness ends only through a tool call (its submit
     command); absent = the answer is plain assistant text."""

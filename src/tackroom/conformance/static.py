@@ -110,6 +110,7 @@ def check_tool_vocabulary(adapter: Adapter) -> list[Raw]:
     found: list[Raw] = list(_duplicates(names, ("tools",), "the model's tools"))
     found += _mock_vocabulary(adapter)
     found += _mcp_call(adapter, names)
+    found += _mcp_load(adapter)
     found += _text_call(adapter, names)
     hooks = spec.capabilities.hooks
     if hooks is not None:
@@ -190,6 +191,32 @@ def _mcp_call(adapter: Adapter, names: Mapping[str, str]) -> list[Raw]:
     missing = {"server", "tool", "arguments"} - fields
     if missing:
         found.append(((*key, "args"), f"never uses {', '.join(sorted(missing))}: the MCP call would lose it"))
+    return found
+
+
+def _mcp_load(adapter: Adapter) -> list[Raw]:
+    """The loading call names the MCP tool it loads, with fields it knows."""
+    load = adapter.spec.tools.mcp_load
+    if load is None:
+        return []
+    key = ("tools", "mcp_load")
+    found: list[Raw] = []
+    fields: set[str] = set()
+    for arg, text in load.args.items():
+        try:
+            used = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+        except ValueError as exc:
+            found.append(((*key, "args", arg), f"bad pattern {text!r}: {exc}"))
+            continue
+        extra = used - {"name", "server", "tool"}
+        if extra:
+            found.append(
+                ((*key, "args", arg), f"unknown fields {sorted(extra)} (use {{name}}, {{server}}, {{tool}})")
+            )
+        fields |= used
+    if "name" not in fields and not {"server", "tool"} <= fields:
+        why = "names no MCP tool (use {name}, or {server} and {tool}): it would load none"
+        found.append(((*key, "args"), why))
     return found
 
 

@@ -482,11 +482,33 @@ class _ToolsPlan:
         if self.refuse:
             turns.append(Turn.call("shell", {"command": "echo refused > refused.txt"}))
         if self.mcp:
+            load = _mcp_load(self.ctx.adapter, "trprobe", "tr_echo")
+            if load is not None:  # a harness that defers MCP tools offers one once it is loaded
+                turns.append(load)
             turns.append(Turn.call("mcp:trprobe/tr_echo", {"text": "probe-ping"}))
         return Script([*turns, Turn.reply("done")])
 
 
 MCP_CAPS = ("mcp.offered", "mcp.called", "mcp.answered")
+
+
+def _mcp_load(adapter: Adapter, server: str, tool: str) -> Any:
+    """The call that loads a deferred MCP tool (``tools.mcp_load``), or None where tools are offered."""
+    from tackroom.mock import Turn
+
+    load = adapter.spec.tools.mcp_load
+    if load is None:
+        return None
+    name = (adapter.spec.tools.mcp or "mcp__{server}__{tool}").format(server=server, tool=tool)
+    fill = {"{name}": name, "{server}": server, "{tool}": tool}
+    args = {key: _fill(value, fill) for key, value in load.args.items()}
+    return Turn.call(f"raw:{load.tool}", args)
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    for field_, value in values.items():
+        text = text.replace(field_, value)
+    return text
 
 
 def _inject_moment(ctx: Context, events: Mapping[str, str]) -> str | None:

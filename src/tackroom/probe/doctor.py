@@ -325,7 +325,7 @@ KEYS: Mapping[str, Sequence[str]] = {
     "skills": ("capabilities.skills",),
     "agents": ("capabilities.subagents",),
     "commands": ("capabilities.commands", "options.command"),
-    "mcp": ("capabilities.mcp", "tools.mcp", "tools.mcp_call"),
+    "mcp": ("capabilities.mcp", "tools.mcp", "tools.mcp_call", "tools.mcp_load"),
     "hooks": ("capabilities.hooks", "tools"),
     "usage": ("model_endpoint",),
     "endpoint": ("options.model", "model_endpoint"),

@@ -69,6 +69,7 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
     call = table.pop("mcp_call", None)
     mcp_call = ToolName(call["tool"], wrap=dict(call["args"])) if call else None
     answer = table.pop("text_call", None)
+    table.pop("mcp_load", None)  # a call the probe's script makes first, not a translation
     text_call = ToolName(answer["tool"], wrap=dict(answer["args"])) if answer else None
     tools = {
         neutral: ToolName(entry["name"], dict(entry.get("args", {})))

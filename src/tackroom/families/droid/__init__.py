@@ -113,6 +113,7 @@ class Droid(Family):
     verified = True
     terminal = 'the "completion" line'
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
+    engines_module = "tackroom.families.droid.engines"
 
     def parser(self) -> StreamParser:
         return DroidStreamParser()

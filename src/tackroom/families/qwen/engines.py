@@ -90,14 +90,15 @@ def _quote(text: str) -> str:
 READ_BY = {"hooks": "hooks", "permissions": "permissions", "env": "env", "mcpServers": "mcp"}
 """Top-level settings keys another capability reads (when it reads this same file)."""
 NOT_KEPT = (
-    "qwen's own settings key: not imported, and not written back (a run writes its model endpoint "
-    "and sign-in into this file, which a kept key could point elsewhere)"
+    "{harness}'s own settings key: not imported, and not written back (a run writes its model "
+    "endpoint and sign-in into this file, which a kept key could point elsewhere)"
 )
 
 
 class QwenSettings(Engine):
     """Every other key of qwen's ``settings.json``: named on import, never written back (why:
-    :data:`NOT_KEPT`), so none is lost unsaid."""
+    :data:`NOT_KEPT`), so none is lost unsaid. Droid's settings.json, where a run writes its
+    custom model, is named the same way."""
 
     name = "qwen-settings"
     kinds: frozenset[Kind] = frozenset({"settings"})
@@ -105,9 +106,9 @@ class QwenSettings(Engine):
     def render(self, ctx: Context, items: Sequence[Native]) -> list[Output]:
         for native in items:
             for key, _ in native.settings:
-                ctx.drop("native setting", key, NOT_KEPT)
+                ctx.drop("native setting", key, NOT_KEPT.format(harness=ctx.adapter.harness))
             for rel, _ in native.files:
-                ctx.drop("native setting", rel, NOT_KEPT)
+                ctx.drop("native setting", rel, NOT_KEPT.format(harness=ctx.adapter.harness))
         return []
 
     def parse(self, ctx: Context) -> list[Native]:
@@ -116,7 +117,8 @@ class QwenSettings(Engine):
         for key in read_json(ctx.path):
             cap = getattr(caps, READ_BY.get(str(key), ""), None)
             if cap is None or (cap.path, cap.project) != place:
-                ctx.drop("native setting", str(key)[:80], f"{ctx.path}: {NOT_KEPT}")
+                why = NOT_KEPT.format(harness=ctx.adapter.harness)
+                ctx.drop("native setting", str(key)[:80], f"{ctx.path}: {why}")
         return []
 
 
