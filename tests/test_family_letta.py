@@ -116,3 +116,18 @@ def test_after_exit_reads_the_store_only_when_the_run_called_a_tool(tmp_path: Pa
     (store / "messages.jsonl").write_text(json.dumps(result) + "\n")
     events = family.after_exit(tmp_path, {}, [started, ToolCall(name="Bash", call_id="c1")])
     assert [(e.call_id, e.output) for e in events if isinstance(e, ToolResult)] == [("c1", "done")]
+
+
+def test_the_lines_letta_prints_for_each_hook_are_not_the_stream() -> None:
+    """letta logs every hook it runs with console.log, beside the stream-json lines (0.25.9)."""
+    hook_log = [
+        "\x1b[90m[hook:PostToolUse] jq -nc --arg m 'x' '{...}' # tackroom:hook ctx\x1b[0m",
+        "\x1b[90m  ⎿ \x1b[32mexit 0\x1b[0m (4ms)\x1b[0m",
+        "\x1b[90m  ⎿ (stdout)\x1b[0m",
+        '\x1b[90m    {"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"x"}}\x1b[0m',
+        '    {"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"x"}}',
+    ]
+    result = line("result", subtype="success", result="MOCK")
+    events = parse([chunk("MOCK"), *hook_log, result])
+    assert [e.text for e in events if isinstance(e, AssistantText)] == ["MOCK"]
+    assert events[-1] == Finished(result, final_text="MOCK", ok=True)

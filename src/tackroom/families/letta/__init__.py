@@ -228,6 +228,7 @@ class Letta(Family):
     """Letta Code, verified on 0.25.9 (local backend) against the mock over OpenAI chat completions."""
 
     name = "letta"
+    engines_module = "tackroom.families.letta.engines"
     stream = "letta -p --output-format stream-json"
     verified = True
     terminal = 'the "result" line'
