@@ -45,6 +45,7 @@ class OpenHands(Family):
     stream = "openhands --headless --json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})
+    engines_module = "tackroom.families.openhands.engines"
 
     def parser(self) -> StreamParser:
         return OpenHandsStreamParser()
