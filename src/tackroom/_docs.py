@@ -270,6 +270,8 @@ def _table(name: str, node: dict[str, Any], defs: dict[str, Any]) -> list[str]:
     for key, value in properties.items():
         kind = _schema_type(value, defs)
         what = _one_line(str(value.get("description", "")))
+        if value.get("examples"):
+            what += " One of: " + ", ".join(f"`{e}`" for e in value["examples"]) + "."
         if key in required:
             what = f"**required.** {what}"
         out.append(f"| `{key}` | {kind} | {what} |\n")

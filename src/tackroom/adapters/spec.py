@@ -676,6 +676,24 @@ class McpCall(Spec):
     model_fields: ClassVar[Mapping[str, None]] = dict.fromkeys(("tool", "args"))
 
 
+class McpLoad(Spec):
+    """The call that loads an MCP tool the harness defers (offers by name only, behind a search)."""
+
+    __slots__ = (
+        "args",
+        "tool",
+    )
+
+    tool: str
+    args: dict[str, str]
+
+    _FIELDS: ClassVar[tuple[Field, ...]] = (
+        ("tool", "tool", None, ...),
+        ("args", "args", None, ...),
+    )
+    model_fields: ClassVar[Mapping[str, None]] = dict.fromkeys(("tool", "args"))
+
+
 class TextCall(Spec):
     """How the model gives its text answer through one of the harness's own tools."""
 
@@ -702,6 +720,7 @@ class Tools(Spec):
         "glob",
         "mcp",
         "mcp_call",
+        "mcp_load",
         "read_file",
         "search",
         "shell",
@@ -727,6 +746,7 @@ class Tools(Spec):
     todo: str | ToolSpec | None
     mcp: str | None
     mcp_call: McpCall | None
+    mcp_load: McpLoad | None
     text_call: TextCall | None
 
     _FIELDS: ClassVar[tuple[Field, ...]] = (
@@ -743,6 +763,7 @@ class Tools(Spec):
         ("todo", "todo", ("or", ToolSpec), None),
         ("mcp", "mcp", None, None),
         ("mcp_call", "mcp_call", ("model", McpCall), None),
+        ("mcp_load", "mcp_load", ("model", McpLoad), None),
         ("text_call", "text_call", ("model", TextCall), None),
     )
     model_fields: ClassVar[Mapping[str, None]] = dict.fromkeys(
@@ -760,6 +781,7 @@ class Tools(Spec):
             "todo",
             "mcp",
             "mcp_call",
+            "mcp_load",
             "text_call",
         )
     )
