@@ -22,8 +22,8 @@ from typing import Any
 
 from tackroom.families.claude_code.engines import ClaudeSettings, parse_hooks
 from tackroom.profile.engines.base import Context, Engine, Output
-from tackroom.profile.engines.settings import BadEntry, McpJson, mcp_from_entry, read_json
-from tackroom.profile.model import Hook, McpServer
+from tackroom.profile.engines.settings import McpJson, read_json
+from tackroom.profile.model import Hook
 
 SSE_EVENT_DEFAULT = 1024 * 1024
 """fastmcp's default ``max_sse_event_size``, which ``openhands mcp add`` writes for every remote server."""
@@ -49,18 +49,8 @@ def _as_set(entry: Any) -> Any:
 class OpenHandsMcp(McpJson):
     name = "openhands-mcp"
 
-    def parse(self, ctx: Context) -> list[McpServer]:
-        servers = read_json(ctx.path).get(self.key, {})
-        if not isinstance(servers, dict):
-            ctx.drop("MCP server", self.key, f"{ctx.path}: {self.key} is not an object of servers")
-            return []
-        found = []
-        for name, entry in sorted(servers.items()):
-            try:
-                found.append(mcp_from_entry(str(name), _as_set(entry), ctx))
-            except BadEntry as exc:
-                ctx.drop("MCP server", str(name)[:80], f"{ctx.path}: {self.key}.{str(name)[:80]}: {exc}")
-        return found
+    def written(self, entry: Any) -> Any:
+        return _as_set(entry)  # the nulls and defaults `openhands mcp add` writes for every server
 
 
 def _events(data: dict[str, Any]) -> tuple[Any, bool]:

@@ -259,6 +259,10 @@ class McpJson(Engine):
     def entry(self, ctx: Context, server: McpServer) -> dict[str, Any]:
         return mcp_entry(server, ctx)
 
+    def written(self, entry: Any) -> Any:
+        """A server's entry as read, before it is parsed (a harness that writes defaults drops them)."""
+        return entry
+
     def parse(self, ctx: Context) -> list[McpServer]:
         servers = read_json(ctx.path).get(self.key, {})
         if not isinstance(servers, dict):
@@ -267,7 +271,7 @@ class McpJson(Engine):
         found = []
         for name, entry in sorted(servers.items()):
             try:
-                found.append(mcp_from_entry(str(name), entry, ctx))
+                found.append(mcp_from_entry(str(name), self.written(entry), ctx))
             except BadEntry as exc:
                 ctx.drop("MCP server", str(name)[:80], f"{ctx.path}: {self.key}.{str(name)[:80]}: {exc}")
         return found
