@@ -172,26 +172,31 @@ def _mcp_call(adapter: Adapter, names: Mapping[str, str]) -> list[Raw]:
         found.append(
             ((*key, "tool"), f"{call.tool!r} is none of the tools in [tools]: the model has no such tool")
         )
-    fields = set()
-    for arg, text in call.args.items():
+    fields = _pattern_fields(key, call.args, ("server", "tool", "arguments"), found)
+    missing = {"server", "tool", "arguments"} - fields
+    if missing:
+        found.append(((*key, "args"), f"never uses {', '.join(sorted(missing))}: the MCP call would lose it"))
+    return found
+
+
+def _pattern_fields(
+    key: tuple[str, ...], args: Mapping[str, str], known: tuple[str, ...], found: list[Raw]
+) -> set[str]:
+    """The fields ``args``' patterns use; a pattern that does not parse, or uses a field not
+    ``known``, is added to ``found``."""
+    fields: set[str] = set()
+    for arg, text in args.items():
         try:
             used = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
         except ValueError as exc:
             found.append(((*key, "args", arg), f"bad pattern {text!r}: {exc}"))
             continue
-        extra = used - {"server", "tool", "arguments"}
+        extra = used - set(known)
         if extra:
-            found.append(
-                (
-                    (*key, "args", arg),
-                    f"unknown fields {sorted(extra)} (use {{server}}, {{tool}}, {{arguments}})",
-                )
-            )
+            use = ", ".join(f"{{{name}}}" for name in known)
+            found.append(((*key, "args", arg), f"unknown fields {sorted(extra)} (use {use})"))
         fields |= used
-    missing = {"server", "tool", "arguments"} - fields
-    if missing:
-        found.append(((*key, "args"), f"never uses {', '.join(sorted(missing))}: the MCP call would lose it"))
-    return found
+    return fields
 
 
 def _mcp_load(adapter: Adapter) -> list[Raw]:
@@ -201,19 +206,7 @@ def _mcp_load(adapter: Adapter) -> list[Raw]:
         return []
     key = ("tools", "mcp_load")
     found: list[Raw] = []
-    fields: set[str] = set()
-    for arg, text in load.args.items():
-        try:
-            used = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
-        except ValueError as exc:
-            found.append(((*key, "args", arg), f"bad pattern {text!r}: {exc}"))
-            continue
-        extra = used - {"name", "server", "tool"}
-        if extra:
-            found.append(
-                ((*key, "args", arg), f"unknown fields {sorted(extra)} (use {{name}}, {{server}}, {{tool}})")
-            )
-        fields |= used
+    fields = _pattern_fields(key, load.args, ("name", "server", "tool"), found)
     if "name" not in fields and not {"server", "tool"} <= fields:
         why = "names no MCP tool (use {name}, or {server} and {tool}): it would load none"
         found.append(((*key, "args"), why))
