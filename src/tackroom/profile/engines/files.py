@@ -27,7 +27,7 @@ from typing import Any
 
 from tackroom.profile.engines import tree
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.frontmatter import normalize
+from tackroom.profile.frontmatter import dump_head, normalize
 from tackroom.profile.model import ARGUMENTS, Agent, Command, Rule, Skill
 
 _SECTION = re.compile(r"<!-- tackroom:rule (\S+) -->\n(.*?)\n<!-- /tackroom:rule \1 -->\n", re.DOTALL)
@@ -74,12 +74,9 @@ def _document_name(path: Path) -> str:
 
 
 def frontmatter(data: dict[str, Any], body: str) -> str:
-    import yaml
-
     if not data:
         return f"---\n---\n{body}" if body.startswith("---") else body
-    head = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
-    return f"---\n{head}---\n{body}"
+    return f"---\n{dump_head(data)}---\n{body}"
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
