@@ -301,3 +301,32 @@ def test_a_probe_inside_bwrap_proves_the_same_capabilities(
     )
     assert row.outcome == "ok", row.notes
     assert row.supports == dict.fromkeys(AGENT_CAPABILITIES, True), row.notes
+
+
+def test_what_a_harness_reads_only_from_a_project_is_rendered_into_the_probes_own_workdir(
+    tmp_path: Path,
+) -> None:
+    """Cursor reads rules only from a project (``.cursor/rules``), its skills from the home too: the
+    probe writes the rules into the run's scratch workdir, where a run would drop them."""
+    from tackroom.profile.model import Profile, Rule, Skill
+
+    cursor = resolve_builtins()["cursor"]
+    ctx = Context(
+        Harness(cursor, Located(tmp_path / "agent", "path", None), None), frozenset(), tmp_path, {}, 10
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    rule, skill = Rule("probe", "Rule text TRPROBE_RULES\n"), Skill("tr-probe-skill", "A skill.", "Say it.\n")
+    left = ctx.into_project(Profile(rules=(rule,), skills=(skill,)), workdir)
+    assert left == Profile(skills=(skill,))
+    [written] = (workdir / ".cursor" / "rules").iterdir()
+    assert written.name == "probe.mdc" and "TRPROBE_RULES" in written.read_text(encoding="utf-8")
+    claude = Context(
+        Harness(resolve_builtins()["claude-code"], Located(tmp_path, "path", None), None),
+        frozenset(),
+        tmp_path,
+        {},
+        10,
+    )
+    everything = Profile(rules=(rule,), skills=(skill,))
+    assert claude.into_project(everything, workdir) is everything

@@ -19,7 +19,10 @@ harnesses, several at two versions, on two cores):
 * **timeout**: the model never answers and the run times out with the MCP
   server running: ``process.tree_killed``.
 
-A capability the adapter does not declare is not tested (absent, with a note).
+A capability the adapter does not declare is not tested (absent, with a note). One the harness
+reads only from a project (Cursor's rules, kimi's AGENTS.md) is rendered into the run's own scratch
+working directory, as ``tackroom profile render --project`` writes it; a run never writes into a
+user's project, so there it is dropped by name.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from tackroom.adapters.adapter import Adapter
     from tackroom.harnesses import Located
     from tackroom.mock import MockServer, Script
+    from tackroom.profile.engines.base import Kind
     from tackroom.run.result import Result
     from tackroom.run.sandbox import Network
 
@@ -63,6 +67,8 @@ TIMEOUT_RUN_DEFAULT_S = 30.0
 TIMEOUT_RUN_MIN_S = 3.0
 """The shortest timeout run: time to start, reach the model and be kept waiting there."""
 _WALK_LIMIT = 20_000
+PROJECT_KINDS: tuple[Kind, ...] = ("rules", "skills", "subagents", "commands", "hooks", "mcp")
+"""The capabilities a probe gives items of, and so may render into its working directory."""
 """The most entries a transcript search looks at: a run's home is small, a hostile one is not."""
 
 
@@ -144,6 +150,7 @@ class Context:
         from tackroom.run.runner import arun, vocabulary
 
         workdir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.scratch))
+        profile = self.into_project(profile, workdir)
         started = time.time()
         try:
             with MockServer(script, tools=vocabulary(self.adapter)) as mock:
@@ -170,6 +177,27 @@ class Context:
         if self.first_request_s is None:
             self.first_request_s = attempt.first_request_s()
         return attempt
+
+    def into_project(self, profile: Profile, workdir: Path) -> Profile:
+        """``profile`` less what the harness reads only from a project (a capability with a
+        ``project`` place and no home one), which is rendered into ``workdir``, the probe's own."""
+        from tackroom.profile.render import KINDS, kind_items, plan_render, write
+
+        caps = self.adapter.spec.capabilities
+        fields = {
+            KINDS[kind]
+            for kind in PROJECT_KINDS
+            if kind_items(profile, kind)
+            and (capability := getattr(caps, kind)) is not None
+            and not capability.path
+            and capability.project
+        }
+        if not fields:
+            return profile
+        part = Profile(**{name: getattr(profile, name) for name in fields})
+        write(plan_render(part, self.adapter, root=workdir, scope="project", workdir=workdir))
+        emptied: dict[str, Any] = dict.fromkeys(fields, ())
+        return replace(profile, **emptied)
 
 
 async def observe(context: Context) -> Findings:
