@@ -171,7 +171,8 @@ def test_load_vocabulary_with_a_text_call(tmp_path: Path) -> None:
     ("text", "problem"),
     [
         ('[tools]\nbash = "Bash"\n', "tools.bash: not a neutral tool name"),
-        ('mcp = "{tool}"\n', "must use exactly {server} and {tool}"),
+        ('mcp = "{server}"\n', "must use {tool}, and no field but {server}"),
+        ('mcp = "{server}_{tool}_{x}"\n', "must use {tool}, and no field but {server}"),
         ('colour = "red"\n', "unknown key 'colour'"),
         ("[tools.shell]\nargs = {}\n", "tools.shell.name: required string"),
         ('[tools.shell]\nname = "B"\nalias = "x"\n', "tools.shell: unknown key 'alias'"),

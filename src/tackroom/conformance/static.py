@@ -158,7 +158,8 @@ def _mock_vocabulary(adapter: Adapter) -> list[Raw]:
     try:
         vocabulary(adapter)
     except MockScriptError as exc:
-        return [(("tools", "mcp"), f"the mock cannot use this vocabulary: {exc}")]
+        key = ("tools", "mcp_offered" if adapter.spec.tools.mcp_offered else "mcp")
+        return [(key, f"the mock cannot use this vocabulary: {exc}")]
     return []
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from tackroom.mock.answer import ErrorAnswer, Reply, TextAnswer, ToolCall
 from tackroom.mock.schema import example, fill_required
 from tackroom.mock.script import DEFAULT_TEXT, MOCK_PREFIX, SIDE_TEXT, Script, Turn, done_text
-from tackroom.mock.vocabulary import ToolVocabulary
+from tackroom.mock.vocabulary import ToolVocabulary, named
 from tackroom.mock.wires.base import OfferedTool, PastTurn, Wire
 
 
@@ -85,7 +85,12 @@ def resolve(turn: Turn, vocabulary: ToolVocabulary, offered: Sequence[OfferedToo
 
 
 def find_tool(name: str, offered: Sequence[OfferedTool]) -> OfferedTool | None:
-    """The offered tool of that (flattened) name, else the only namespaced child of that bare name."""
+    """The offered tool of that (flattened) name, else the only namespaced child of that bare name;
+    a name with a ``*`` (an MCP tool whose name ends in what only its harness knows) is the one
+    offered tool it matches."""
+    if "*" in name:
+        matching = [t for t in offered if named(t.name, name)]
+        return matching[0] if len(matching) == 1 else None
     for tool in offered:
         if tool.name == name:
             return tool

@@ -52,7 +52,10 @@ class ToolVocabulary:
 
     tools: Mapping[str, ToolName] = field(default_factory=dict)
     mcp: str = DEFAULT_MCP_PATTERN
-    """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in."""
+    """How the harness names an MCP tool; ``{server}`` and ``{tool}`` are filled in. A pattern of
+    ``{tool}`` without ``{server}`` is a harness that offers an MCP tool under its own name. A ``*``
+    stands for what the harness adds that only it knows (gptme 0.35 ends the name with a hash of
+    it): the call goes to the one offered tool whose name matches (:func:`named`)."""
     mcp_call: ToolName | None = None
     """An MCP call made through another tool: its name, and ``wrap`` with ``{server}``/``{tool}``."""
     text_call: ToolName | None = None
@@ -89,13 +92,29 @@ class ToolVocabulary:
         return ToolName(self.text_call.name, wrap=fill)
 
 
+def named(name: str, pattern: str) -> bool:
+    """Whether a tool ``name`` is one a filled-in MCP ``pattern`` names (a ``*`` there: any text)."""
+    if "*" not in pattern:
+        return name == pattern
+    head, *middle, tail = pattern.split("*")
+    if len(name) < len(head) + len(tail) or not name.startswith(head) or not name.endswith(tail):
+        return False
+    at, end = len(head), len(name) - len(tail)
+    for part in middle:
+        found = name.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
 def _pattern_problems(pattern: str) -> list[str]:
     try:
         fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
     except ValueError as exc:
         return [f"mcp: bad pattern {pattern!r}: {exc}"]
-    if fields != {"server", "tool"}:
-        return [f"mcp: pattern {pattern!r} must use exactly {{server}} and {{tool}}"]
+    if fields not in ({"server", "tool"}, {"tool"}):
+        return [f"mcp: pattern {pattern!r} must use {{tool}}, and no field but {{server}}"]
     return []
 
 

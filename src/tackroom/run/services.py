@@ -65,7 +65,8 @@ def vocabulary(adapter: Adapter) -> ToolVocabulary:
     from tackroom.mock import ToolName, ToolVocabulary
 
     table: dict[str, Any] = dict(adapter.effective.get("tools", {}))
-    mcp = table.pop("mcp", None)
+    mcp = table.pop("mcp_offered", None) or table.pop("mcp", None)
+    table.pop("mcp", None)
     call = table.pop("mcp_call", None)
     mcp_call = ToolName(call["tool"], wrap=dict(call["args"])) if call else None
     answer = table.pop("text_call", None)

@@ -93,7 +93,7 @@ def matcher_text(ctx: Context, hook: Hook) -> str | None:
     for ref in hook.matcher:
         name = _matcher_name(ctx, ref)
         if name is None:
-            ctx.drop("hook", hook.name, f"no tool {ref} in hook matchers here")
+            ctx.drop("hook", hook.name, f"no tool {ref} in hook matchers here{ctx.bare_mcp(ref)}")
             return None
         names.append(name)
     return "|".join(names) if names else "*"
@@ -144,7 +144,7 @@ def _matcher_name(ctx: Context, ref: str) -> str | None:
         return parsed.tool if parsed.harness == ctx.adapter.harness else None
     if parsed.tool == "mcp":
         pattern = ctx.adapter.spec.tools.mcp
-        if parsed.mcp_tool is None and pattern and pattern.endswith("{tool}"):
+        if parsed.mcp_tool is None and pattern and "{server}" in pattern and pattern.endswith("{tool}"):
             return pattern.replace("{server}", parsed.server or "").replace("{tool}", ".*")
         return ctx.native_tool(ref)
     return ctx.hook_tool_name(parsed.tool) if parsed.pattern is None else None

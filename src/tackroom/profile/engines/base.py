@@ -102,6 +102,8 @@ class Context:
     """Import: the file each kept settings key was read from (a second file's same key is dropped)."""
     came_from: list[tuple[Any, Path]] = field(default_factory=list)
     """Import: (item, the file it was read from) for items of a directory (a file's items come from it)."""
+    scope: Literal["home", "project"] = "home"
+    """Render: whether ``path`` is the harness's home place or a project's."""
 
     def drop(self, kind: str, name: str, reason: str, field: str | None = None) -> None:
         self.drops.append(Drop(self.adapter.harness, kind, name, reason, field))
@@ -197,7 +199,8 @@ class Context:
 
         A name the adapter maps is its neutral tool; an MCP tool name (by the
         adapter's ``mcp`` pattern) is ``mcp("server/tool")``; anything else stays
-        this harness's own (``claude-code:NotebookEdit``).
+        this harness's own (``claude-code:NotebookEdit``), as does every name where the
+        pattern has no ``{server}`` (a bare MCP tool name says no server to read back).
         """
         neutral = self.neutral_tool(name)
         if neutral is not None:
@@ -217,11 +220,24 @@ class Context:
                     return f'mcp("{server}")'
         return f"{self.adapter.harness}:{name}"
 
+    def bare_mcp(self, ref: str) -> str:
+        """What a drop's reason adds for an MCP reference where this harness names MCP tools
+        without their server (why it has no name here); ``""`` for any other reference or adapter."""
+        pattern = self.adapter.spec.tools.mcp
+        if not pattern or "{server}" in pattern or not ref.startswith("mcp("):
+            return ""
+        return (
+            f" ({self.adapter.harness} names an MCP tool without its server, so it cannot say which server's)"
+        )
+
     def native_tool(self, ref: str) -> str | None:
         """This harness's name for a tool reference without a pattern (None: it has none).
 
         A harness's own reference is its name only for that harness; ``mcp("s/t")``
         uses the adapter's ``mcp`` pattern. Patterns are the family engine's to spell.
+        A pattern without ``{server}`` (a harness that offers an MCP tool under its bare name)
+        names none: import could not tell ``t`` back to its server, so the reference is refused
+        (and dropped by name by the caller) rather than written as a name that does not round-trip.
         """
         from tackroom.profile.tools import BadReference, parse_tool
 
@@ -233,7 +249,7 @@ class Context:
             return parsed.tool if parsed.harness == self.adapter.harness else None
         if parsed.tool == "mcp":
             pattern = self.adapter.spec.tools.mcp
-            if not pattern or parsed.mcp_tool is None:
+            if not pattern or parsed.mcp_tool is None or "{server}" not in pattern:
                 return None
             return pattern.replace("{server}", parsed.server or "").replace("{tool}", parsed.mcp_tool)
         if parsed.pattern is not None:
