@@ -55,19 +55,26 @@ def option_argv(template: OptionTemplate) -> list[str]:
 
 def _one_shot(spec: AdapterSpec) -> Iterator[Finding]:
     key = ("one_shot",)
-    prompts = endpoints = 0
+    prompts = endpoints = profiles = 0
     for element in spec.one_shot:
         opt = templates.OPT_ELEMENT.match(element)
         if opt:
             if opt.group(1) not in OPTION_KINDS:
                 yield key, f"unknown option slot {element!r} (options: {', '.join(OPTION_KINDS)})"
             continue
-        if element in ("{{endpoint}}", "{{trust}}"):
+        if element in ("{{endpoint}}", "{{trust}}", "{{profile}}"):
             endpoints += element == "{{endpoint}}"
+            profiles += element == "{{profile}}"
             continue
         problem = templates.check_names(element, frozenset({"prompt"}))
         if problem:
-            yield key, problem + "; {{opt.<name>}}, {{endpoint}} and {{trust}} must be whole elements"
+            yield (
+                key,
+                (
+                    problem
+                    + "; {{opt.<name>}}, {{endpoint}}, {{trust}} and {{profile}} must be whole elements"
+                ),
+            )
         prompts += templates.placeholders(element).count("prompt")
     if spec.prompt_stdin and prompts:
         yield key, "{{prompt}} must not appear when prompt_stdin = true"
@@ -78,6 +85,20 @@ def _one_shot(spec: AdapterSpec) -> Iterator[Finding]:
     endpoint = spec.model_endpoint
     if endpoint and endpoint.argv and not endpoints:
         yield key, "model_endpoint.argv is set but one_shot has no {{endpoint}} slot for it"
+    if profiles > 1:
+        yield key, "{{profile}} may appear at most once"
+    for kind, capability in spec.capabilities:
+        if capability is None or not capability.argv:
+            continue
+        where = ("capabilities", kind, "argv")
+        if not profiles:
+            yield where, "a capability's argv is set but one_shot has no {{profile}} slot for it"
+        if not capability.path:
+            yield where, "a capability's argv names the file a run writes at its path, and it has no path"
+        for element in capability.argv:
+            problem = templates.check_names(element, frozenset({"path"}))
+            if problem:
+                yield where, problem
 
 
 def _options(spec: AdapterSpec) -> Iterator[Finding]:

@@ -212,6 +212,7 @@ def plan_run(
     home: Path | None = None,
     endpoint: Endpoint | None = None,
     environ: Mapping[str, str] | None = None,
+    profile_argv: Sequence[str] = (),
 ) -> Plan:
     """The plan of one run of ``adapter``: argv, environment and files, computed without running anything.
 
@@ -224,7 +225,8 @@ def plan_run(
 
     ``home`` is the run's isolated home; None means the caller's real home.
     ``environ`` is the caller's environment (default ``os.environ``): the
-    allowlist picks from it.
+    allowlist picks from it. ``profile_argv`` goes at one_shot's ``{{profile}}`` slot: what the
+    run's rendered profile needs the harness to be told (:func:`profile_argv`).
     """
     from tackroom.adapters.resolve import identity_variables
 
@@ -237,6 +239,7 @@ def plan_run(
         endpoint=endpoint,
         environ=os.environ if environ is None else environ,
         scrub=identity_variables(),
+        profile_argv=profile_argv,
     )
 
 
@@ -250,6 +253,7 @@ def build_plan(
     endpoint: Endpoint | None = None,
     environ: Mapping[str, str],
     scrub: Sequence[str] = (),
+    profile_argv: Sequence[str] = (),
 ) -> Plan:
     """Compute the plan for one run of ``adapter`` (nothing is spawned or written).
 
@@ -265,7 +269,7 @@ def build_plan(
     if wiring is not None and model is not None and "model" in data.get("options", {}):
         values["model"] = templates.substitute(wiring.get("model_format", "{{model}}"), {"model": model})
     native = _native_trust(adapter, workdir, environ)
-    argv, option_env = _argv(adapter, values, prompt, endpoint, model, native, workdir)
+    argv, option_env = _argv(adapter, values, prompt, endpoint, model, native, workdir, profile_argv)
     real_home = environ.get("HOME", str(Path.home()))
     home_text = str(home) if home is not None else real_home
     builder = _EnvBuilder(adapter, environ, home_text, str(workdir))
@@ -480,6 +484,7 @@ def _argv(
     model: str | None,
     native: NativeTrust,
     workdir: Path,
+    profile_argv: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, str]]:
     data = adapter.effective
     templates_by_option: Mapping[str, Any] = data.get("options", {})
@@ -504,6 +509,8 @@ def _argv(
         elif element == "{{trust}}":
             trust_argv = _trusted(data.get("trust", {}), native, "argv", [])
             argv += [templates.substitute(e, {"workdir": str(workdir)}) for e in trust_argv]
+        elif element == "{{profile}}":
+            argv += profile_argv
         else:
             argv.append(templates.substitute(element, {"prompt": prompt}))
     return argv, env

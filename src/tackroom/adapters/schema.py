@@ -320,6 +320,10 @@ class Capability(Strict):
     """Optional item fields this harness writes -> its key for them (``allowed_tools = "allowed-tools"``,
     ``argument_hint``, ``model``, ``disallowed_tools``, ``reasoning``, ``temperature``, ``timeout``,
     ``auto_approve``, ``disabled``, ``cwd``); an absent field is dropped by name."""
+    argv: list[str] = []
+    """Arguments the harness reads this capability's file by (kimi's ``--agent-file {{path}}``), put
+    at one_shot's ``{{profile}}`` slot only when a run's profile wrote that file (``path``, in the
+    run's home); ``{{path}}`` is the file as the harness sees it."""
 
 
 class HookTemplate(Strict):
@@ -425,7 +429,15 @@ class Tools(Strict):
     subagent: ToolEntry | None = None
     todo: ToolEntry | None = None
     mcp: str | None = None
-    """How an MCP tool is named, with ``{server}`` and ``{tool}``."""
+    """How an MCP tool is named, with ``{server}`` and ``{tool}``; ``{tool}`` alone where the harness
+    offers it under its own name (kimi; openhands for a lone server). Such a name says no server: a
+    hook matcher or a subagent's tool list that names an MCP tool is dropped by name, and a name read
+    back stays the harness's own."""
+    mcp_offered: str | None = None
+    """How the model is offered an MCP tool where that differs from its ``mcp`` name (the one the
+    harness's hooks, output and logs use), with ``{server}`` and ``{tool}`` and a ``*`` for what only
+    the harness knows: gptme offers ``<server>.<tool>`` as ``<server>_<tool>_<hash>``; the mock calls
+    the one offered tool that matches. Absent = the ``mcp`` name."""
     mcp_call: McpCall | None = None
     """How the model calls an MCP tool the harness does not offer as a tool; absent = by its ``mcp`` name."""
     mcp_load: McpLoad | None = None

@@ -373,6 +373,7 @@ class Capability(Spec):
     __slots__ = (
         "also",
         "arguments",
+        "argv",
         "extension",
         "format",
         "frontmatter",
@@ -409,6 +410,7 @@ class Capability(Spec):
     shell: str | None
     include: str | None
     keys: dict[str, str]
+    argv: list[str]
 
     _FIELDS: ClassVar[tuple[Field, ...]] = (
         ("path", "path", None, None),
@@ -429,6 +431,7 @@ class Capability(Spec):
         ("shell", "shell", None, None),
         ("include", "include", None, None),
         ("keys", "keys", None, ("new", dict)),
+        ("argv", "argv", None, ("new", list)),
     )
     model_fields: ClassVar[Mapping[str, None]] = dict.fromkeys(
         (
@@ -450,6 +453,7 @@ class Capability(Spec):
             "shell",
             "include",
             "keys",
+            "argv",
         )
     )
 
@@ -548,6 +552,7 @@ class HooksCapability(Capability):
         ("shell", "shell", None, None),
         ("include", "include", None, None),
         ("keys", "keys", None, ("new", dict)),
+        ("argv", "argv", None, ("new", list)),
         ("events", "events", None, ...),
         ("fields", "fields", None, ("new", dict)),
         ("inject", "inject", ("model", HookTemplate), None),
@@ -575,6 +580,7 @@ class HooksCapability(Capability):
             "shell",
             "include",
             "keys",
+            "argv",
             "events",
             "fields",
             "inject",
@@ -721,6 +727,7 @@ class Tools(Spec):
         "mcp",
         "mcp_call",
         "mcp_load",
+        "mcp_offered",
         "read_file",
         "search",
         "shell",
@@ -745,6 +752,7 @@ class Tools(Spec):
     subagent: str | ToolSpec | None
     todo: str | ToolSpec | None
     mcp: str | None
+    mcp_offered: str | None
     mcp_call: McpCall | None
     mcp_load: McpLoad | None
     text_call: TextCall | None
@@ -762,6 +770,7 @@ class Tools(Spec):
         ("subagent", "subagent", ("or", ToolSpec), None),
         ("todo", "todo", ("or", ToolSpec), None),
         ("mcp", "mcp", None, None),
+        ("mcp_offered", "mcp_offered", None, None),
         ("mcp_call", "mcp_call", ("model", McpCall), None),
         ("mcp_load", "mcp_load", ("model", McpLoad), None),
         ("text_call", "text_call", ("model", TextCall), None),
@@ -780,6 +789,7 @@ class Tools(Spec):
             "subagent",
             "todo",
             "mcp",
+            "mcp_offered",
             "mcp_call",
             "mcp_load",
             "text_call",

@@ -21,7 +21,7 @@ writing nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -139,7 +139,11 @@ def plan_render(
     own = [o for o in profile.origins if (o.adapter, o.scope) == (adapter.name, scope)]
     if own:
         places = _places(adapter, scope, root, workdir)
-        own = [o for o in own if _placed(o, places, root)]
+        placed = [o for o in own if _placed(o, places, root)]
+        # An item one of whose files is not where the adapter reads it renders as usual (kimi's
+        # subagent beside its spec): writing back only the rest of its files would lose that one.
+        elsewhere = {(a, n) for o in own if o not in placed for a, n, _ in o.items}
+        own = [o for o in placed if not any((a, n) in elsewhere for a, n, _ in o.items)]
     outputs, drops = origins.render(mine, own, render, root, _whole) if own else render(mine)
     return Rendered(adapter.name, tuple(outputs), tuple(drops), root)
 
@@ -200,7 +204,7 @@ def _render(
                 Drop(adapter.harness, _SINGULAR[kind], n, why) for i in items for n in item_names(kind, i)
             ]
             continue
-        ctx = Context(adapter, kind, capability, path, drops)
+        ctx = Context(adapter, kind, capability, path, drops, scope=scope)
         renderer = engine(capability.render, adapter.family)
         if kind == "hooks" and not renderer.sources:
             items = _every_start(ctx, items)
@@ -561,6 +565,23 @@ def referenced_variables(profile: Profile) -> list[str]:
     texts += [v for s in profile.mcp for _, v in (*s.env, *s.headers)] + [s.url or "" for s in profile.mcp]
     texts += [h.command or "" for h in profile.hooks]
     return sorted({m.group(1) for text in texts for m in templates.ENV_REF.finditer(text)})
+
+
+def argv_for(
+    rendered: Rendered, adapter: Adapter, *, workdir: Path, visible: Callable[[Path], Path]
+) -> list[str]:
+    """What the harness must be told to read what ``rendered`` wrote into a home: each capability's
+    ``argv`` whose file (or a file in whose directory) it wrote, ``{{path}}`` that path as the
+    harness sees it (``visible``)."""
+    written = [output.path for output in rendered.outputs]
+    argv: list[str] = []
+    for _kind, capability in adapter.spec.capabilities:
+        if capability is None or not capability.argv:
+            continue
+        path = _target(capability, "home", rendered.root, workdir, adapter)
+        if path is not None and any(p == path or path in p.parents for p in written):
+            argv += [templates.substitute(e, {"path": str(visible(path))}) for e in capability.argv]
+    return argv
 
 
 def _target(

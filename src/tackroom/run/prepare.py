@@ -15,7 +15,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -191,9 +191,20 @@ def stage(
         sandbox.stage(plan.files, run_home)
         # The spec's own variables first: tackroom's (home, endpoint, key, trace id) win over them.
         env = {**spec.env, **plan.environ(), TRACE_ID_VAR: prepared.run_dir.name}
-        dropped, withheld = render_profile(
-            prepared.profile, adapter, run_home, workdir, environ, env, endpoint
+        dropped, withheld, told = render_profile(
+            prepared.profile, adapter, run_home, workdir, environ, env, endpoint, sandbox.visible_path
         )
+        if told:  # the harness reads what the profile wrote only when its argv names it
+            plan = plan_run(
+                adapter,
+                spec.prompt,
+                options=prepared.options,
+                workdir=workdir,
+                home=run_home,
+                endpoint=endpoint,
+                environ=environ,
+                profile_argv=told,
+            )
         located = prepared.located
         if located.bin_dir is not None:
             # A managed install's runtime (node, bun) comes first, as it was installed with.
@@ -323,11 +334,13 @@ def render_profile(
     environ: Mapping[str, str],
     env: Mapping[str, str],
     endpoint: Endpoint | None,
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Render the profile into the run's home: (items dropped, things withheld), each with why."""
+    visible: Callable[[Path], Path] = lambda path: path,
+) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
+    """Render the profile into the run's home: (items dropped, things withheld, each with why; the
+    arguments the harness reads what was written by, its paths as ``visible`` shows them)."""
     if profile is None:
-        return (), ()
-    from tackroom.profile.render import plan_render, referenced_variables, write
+        return (), (), []
+    from tackroom.profile.render import argv_for, plan_render, referenced_variables, write
 
     if home is None:
         raise ProfileError(
@@ -340,7 +353,8 @@ def render_profile(
         # What the allowlist and env.pass let through is in env already; nothing else is added.
         if name in environ and name not in env:
             withheld.append(_variable_withheld(name, adapter, endpoint, environ))
-    return tuple(str(drop) for drop in rendered.drops), tuple(withheld)
+    told = argv_for(rendered, adapter, workdir=workdir, visible=visible)
+    return tuple(str(drop) for drop in rendered.drops), tuple(withheld), told
 
 
 def _variable_withheld(
