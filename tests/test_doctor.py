@@ -129,8 +129,11 @@ def test_declared_capabilities_follow_the_adapter_data() -> None:
 
     builtins = resolve_builtins()
     assert len(declared_capabilities(builtins["claude-code"])) == 20
-    assert "hooks.session-start.fire" not in declared_capabilities(builtins["qwen"])
+    # qwen fires SessionStart headless from 0.24.4 (a since entry), not in 0.15.10.
+    assert "hooks.session-start.fire" not in declared_capabilities(builtins["qwen"].at("0.15.10"))
+    assert "hooks.session-start.fire" in declared_capabilities(builtins["qwen"].at("0.24.4"))
     assert declared_capabilities(builtins["aider"]) == [
+        "rules.read",
         "usage.exact",
         "endpoint.model",
         "error.detected",

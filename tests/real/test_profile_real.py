@@ -118,7 +118,7 @@ def test_the_probe_proves_what_is_declared_and_committed(proven: Proven) -> None
     assert row.harness_version == proven.version
     missing = {
         c: row.notes.get(c, "absent")
-        for c in declared_capabilities(adapter)
+        for c in declared_capabilities(adapter.at(proven.version))
         if row.supports.get(c) is not True
     }
     assert not missing, f"{adapter.name} {row.harness_version}: {json.dumps(missing, indent=1)}"

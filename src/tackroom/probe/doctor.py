@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tackroom.adapters.versions import at_least
 from tackroom.errors import TackroomError
-from tackroom.probe.rows import CAPABILITIES, OUTCOME_NOTE, Row
+from tackroom.probe.declared import declared_capabilities as declared_capabilities
+from tackroom.probe.rows import OUTCOME_NOTE, Row
 from tackroom.values import Known, Stale, Value, age, known, show, to_json, unknown
 
 if TYPE_CHECKING:
@@ -289,7 +290,8 @@ def _proof(report: Report, adapter: Adapter, store: CapabilityRows, located: Loc
 
 
 def _capabilities(report: Report, adapter: Adapter, row: Row) -> None:
-    declared = declared_capabilities(adapter)
+    # What the adapter claims for the version the row is of (its since entries applied).
+    declared = declared_capabilities(adapter.at(row.harness_version) if row.harness_version else adapter)
     proven = [c for c in declared if row.supports.get(c) is True]
     for capability in declared:
         value = row.supports.get(capability)
@@ -333,43 +335,6 @@ KEYS: Mapping[str, Sequence[str]] = {
     "process": (),
     "transcripts": ("transcripts", "home"),
 }
-
-
-def declared_capabilities(adapter: Adapter) -> list[str]:
-    """The capabilities the adapter's data claims (what a probe of it is expected to prove)."""
-    spec = adapter.spec
-    caps = spec.capabilities
-    hooks = caps.hooks
-    claims = {
-        "rules.read": caps.rules is not None,
-        "skills.visible": caps.skills is not None,
-        "agents.visible": caps.subagents is not None,
-        "commands.expand": caps.commands is not None,
-        "hooks.inject": hooks is not None and hooks.inject is not None,
-        "hooks.refuse": hooks is not None and hooks.refuse is not None,
-        # A harness whose output carries no usage figure (grok) cannot report it exactly.
-        "usage.exact": spec.model_endpoint is not None and bool(_reports_usage(spec.family)),
-        "endpoint.model": spec.model_endpoint is not None and spec.options.model is not None,
-        "error.detected": spec.model_endpoint is not None,
-        "process.tree_killed": spec.model_endpoint is not None,
-        "transcripts.written": spec.model_endpoint is not None
-        and spec.transcripts is not None
-        and spec.transcripts.runs,
-    }
-    for name in ("mcp.offered", "mcp.called", "mcp.answered"):
-        claims[name] = caps.mcp is not None
-    for moment, _event in hooks.events.items() if hooks is not None else ():
-        claims[f"hooks.{moment}.fire"] = True
-    return [c for c in CAPABILITIES if claims.get(c)]
-
-
-def _reports_usage(family: str) -> frozenset[str]:
-    from tackroom.families import get_family
-
-    try:
-        return get_family(family).reports_usage
-    except TackroomError:
-        return frozenset({"unknown"})  # a family that does not load claims what it did before
 
 
 def what_to_change(adapter: Adapter, capability: str) -> str:

@@ -138,14 +138,26 @@ Lacks = Callable[[str, str | None], Mapping[str, str]]
 
 
 def adapter_lacks(adapters: Mapping[str, Adapter]) -> Lacks:
-    """What each of ``adapters`` says it lacks, at the version asked (its ``since`` entries applied)."""
+    """What each of ``adapters`` says it lacks, at the version asked (its ``since`` entries applied).
+
+    A reason stands for what that version does not declare: where a later version declares it (qwen
+    0.24.4's session-start hook, which 0.15.10 lacks), the reason is not that version's."""
+    from tackroom.probe.declared import declared_capabilities
 
     def lacks(name: str, version: str | None) -> Mapping[str, str]:
         adapter = adapters.get(name)
         if adapter is None:
             return {}
-        found = (adapter.at(version) if version else adapter).effective.get("lacks")
-        return found if isinstance(found, dict) else {}
+        at = adapter.at(version) if version else adapter
+        found = at.effective.get("lacks")
+        if not isinstance(found, dict):
+            return {}
+        declared = declared_capabilities(at)
+        return {
+            prefix: reason
+            for prefix, reason in found.items()
+            if not any(c == prefix or c.startswith(prefix + ".") for c in declared)
+        }
 
     return lacks
 
