@@ -53,6 +53,24 @@ def test_bad_values_are_typed_errors(option: str, value: object) -> None:
         plan_argv("claude-code", **{option: value})
 
 
+@pytest.mark.parametrize(
+    "model",
+    ['x","plugin":["evil"]', "gpt 5", "a{b}", "$(id)", "m\n", "\u00e9", "a" * 257],
+)
+def test_a_model_is_a_model_name_and_nothing_that_is_syntax_somewhere(model: str) -> None:
+    """opencode-acp carries the model in a JSON config in a variable; a quote would end its string."""
+    with pytest.raises(OptionError, match="option 'model' takes a model name"):
+        plan_argv("opencode-acp", model=model)
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["anthropic/claude-sonnet-4-5", "sonnet[1m]", "us.anthropic.claude-3-5-sonnet-20241022-v2:0", "m@v"],
+)
+def test_model_names_as_providers_spell_them_pass(model: str) -> None:
+    plan_argv("claude-code", model=model)
+
+
 def test_list_options_repeat_their_template() -> None:
     argv = plan_argv("claude-code", allowed_tools=["Bash", "Read"])
     assert argv[-4:] == ["--allowedTools", "Bash", "--allowedTools", "Read"]

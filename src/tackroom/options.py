@@ -7,6 +7,7 @@ it was written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,9 +21,16 @@ def coerce_option(name: str, value: Any) -> Any:
     if kind is None:
         raise OptionError(f"unknown option {name!r}; options are: {', '.join(OPTION_KINDS)}")
     try:
-        return _COERCE[kind](value)
+        coerced = _COERCE[kind](value)
     except (TypeError, ValueError) as exc:
         raise OptionError(f"option {name!r} takes {_KIND_WORDS[kind]}, not {value!r}") from exc
+    if name == "model" and not _MODEL.fullmatch(str(coerced)):
+        # A model name goes into argv, environment values and config files (opencode-acp's is JSON in
+        # a variable): a quote or a brace there would be syntax, so a name is never more than this.
+        raise OptionError(
+            f"option 'model' takes a model name (letters, digits and . _ : / @ + - [ ]), not {value!r}"
+        )
+    return coerced
 
 
 def parse_option_args(pairs: Iterable[str]) -> dict[str, Any]:
@@ -77,6 +85,9 @@ def _list(value: Any) -> list[str]:
     return items
 
 
+_MODEL = re.compile(r"[A-Za-z0-9._:/@+\[\]-]{1,256}")
+"""A model name as providers spell them: ``anthropic/claude-sonnet-4-5``, ``custom:x``, ``sonnet[1m]``,
+``us.anthropic.claude-3-5-sonnet-20241022-v2:0``, ``claude-sonnet-4-5@20250929``."""
 _COERCE = {"flag": _flag, "int": _int, "str": _str, "list": _list}
 _KIND_WORDS = {
     "flag": "true or false",
