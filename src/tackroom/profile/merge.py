@@ -264,6 +264,8 @@ class Settings:
                 elif removal[0] in document:
                     document[removal[0]].pop(removal[1], None)
             for change in self._changed():
+                if _holds(document, change, _at(self.data, change)):
+                    continue  # the value is there already: its layout stays as written
                 if len(change) == 1:
                     document[change[0]] = self.data[change[0]]
                     continue
@@ -279,6 +281,18 @@ class Settings:
     def _changed(self) -> list[Change]:
         """The changes still standing once the removals are done (a removed key is not set again)."""
         return [c for c in self.changes if all(c[: len(r)] != r for r in self.removals)]
+
+
+def _holds(document: Any, change: Change, value: Any) -> bool:
+    """Whether a parsed TOML document already says ``value`` at ``change``."""
+    current = document
+    try:
+        for key in change:
+            current = current[key]
+    except (KeyError, TypeError, IndexError):
+        return False
+    unwrap = getattr(current, "unwrap", None)
+    return bool((unwrap() if callable(unwrap) else current) == value)
 
 
 def _claimed(claims: Mapping[str, Mapping[str, Mapping[str, Any]]], rel: str, table: str, name: str) -> bool:

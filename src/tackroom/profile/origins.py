@@ -265,9 +265,12 @@ def render(
         same = {_rel(root, o.path): o for o in part if not o.merge}
         files = {o.path: _file(o, mine, render, root, same, whole_bytes) for o in whole}
         bad = [o for o in whole if o.path in taken or files[o.path] is None]
+        # What the held items merge into a file no origin and no other item writes (codex's hook
+        # trust in config.toml, beside the hooks.json read back) is merged as usual.
+        merged_too = [o for o in part if o.merge and _rel(root, o.path) not in (*files, *taken)]
         if not bad:
             written = [f for f in files.values() if f is not None]
-            return [_based(o, root, bases) for o in rest] + written, rest_drops
+            return [_based(o, root, bases) for o in rest] + written + merged_too, rest_drops
         whole = [o for o in whole if o not in bad]
     return [_based(o, root, bases) for o in outputs], drops
 
