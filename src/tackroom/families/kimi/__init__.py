@@ -40,6 +40,7 @@ class Kimi(Family):
     """Kimi CLI, verified on 1.51.0 against the mock over Chat Completions (provider openai_legacy)."""
 
     name = "kimi"
+    engines_module = "tackroom.families.kimi.engines"
     stream = "kimi --print --output-format stream-json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read"})
