@@ -34,6 +34,7 @@ class Gptme(Family):
     """gptme, verified on 0.35.1 against the mock over Chat Completions."""
 
     name = "gptme"
+    engines_module = "tackroom.families.gptme.engines"
     stream = "gptme -n --output-format json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})
