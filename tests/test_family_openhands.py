@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from tackroom.adapters.resolve import Adapter, resolve_builtins
 from tackroom.families import get_family
 from tackroom.families.openhands.stream import OpenHandsStreamParser
-from tackroom.profile.model import Agent, Hook, McpServer, Profile, Rule
+from tackroom.profile.model import Agent, Command, Hook, McpServer, Profile, Rule
 from tackroom.profile.render import Scope, import_native, plan_render, write
 from tackroom.run.result import summarize
 from tackroom.trace.events import Event, SessionStarted, ToolCall, ToolResult
@@ -113,26 +112,10 @@ def _adapter() -> Adapter:
     return resolve_builtins()["openhands"]
 
 
-def _with_mcp() -> Adapter:
-    """The built-in with what 1.16.0 has and no probe has proven yet (see openhands.toml): its
-    mcp.json through the openhands-mcp engine, and PostToolUse. The engine is held to the files the
-    harness writes before the adapter declares it."""
-    built_in = _adapter()
-    effective = copy.deepcopy(dict(built_in.effective))
-    capabilities = effective["capabilities"]
-    capabilities["mcp"] = {
-        "path": "${OPENHANDS_PERSISTENCE_DIR:-~/.openhands}/mcp.json",
-        "render": "openhands-mcp",
-        "keys": {"type": "transport", "enabled": "enabled", "cwd": "cwd"},
-    }
-    capabilities["hooks"]["events"]["after-tool"] = "PostToolUse"
-    return Adapter("openhands", effective, built_in.harness, "test", {})
-
-
 def test_its_own_files_import_with_nothing_unset_dropped() -> None:
     """mcp.json as `openhands mcp add` writes it (every unset field null), hooks.json in the
     documented snake_case form, an agent file: each item comes in, nothing is dropped."""
-    found = import_native(_with_mcp(), root=FIXTURES / "home", scope="home")
+    found = import_native(_adapter(), root=FIXTURES / "home", scope="home")
     assert found.dropped == ()
     profile = found.profile
     servers = {s.name: s for s in profile.mcp}
@@ -188,8 +171,7 @@ def test_a_rendered_profile_lands_where_openhands_reads_it(tmp_path: Path) -> No
         ),
     )
     rendered = write(plan_render(profile, _adapter(), root=tmp_path))
-    assert [(d.kind, d.name, d.reason) for d in rendered.drops] == [("MCP server", "s", "no mcp capability")]
-    write(plan_render(profile, _with_mcp(), root=tmp_path))
+    assert rendered.drops == ()
     assert "Use tabs." in (tmp_path / ".openhands/microagents/rules.md").read_text()
     assert "- terminal" in (tmp_path / ".openhands/agents/rev.md").read_text()
     mcp = json.loads((tmp_path / ".openhands/mcp.json").read_text())
@@ -228,3 +210,76 @@ def test_a_fractional_hook_timeout_is_dropped_by_name(tmp_path: Path) -> None:
 def test_project_files_that_run_code_need_trust() -> None:
     project = set(_adapter().spec.trust.project)
     assert {".openhands/hooks.json", ".env", ".openhands/agents", ".agents/agents"} <= project
+
+
+# --- MCP tools under their bare names (fastmcp names a lone server's tools so) ---
+
+
+def test_the_mock_calls_a_lone_servers_tool_by_its_own_name() -> None:
+    """The probe's one server: fastmcp offers its tool as `tr_echo`, and the mock calls that."""
+    from tackroom.run.services import vocabulary
+
+    assert vocabulary(_adapter()).translate("mcp:trprobe/tr_echo").name == "tr_echo"
+
+
+def test_mcp_tools_in_hook_matchers_and_agent_tools_are_dropped_by_name(tmp_path: Path) -> None:
+    """A bare name says no server: `tr_echo` could not be read back as mcp("trprobe/tr_echo"), so
+    a matcher or a tool list naming an MCP tool is not written (and a whole server's tools are never
+    widened to every tool)."""
+    profile = Profile(
+        agents=(Agent("rev", "Reviews.", "You review.\n", tools=("shell", 'mcp("trprobe/tr_echo")')),),
+        hooks=(
+            Hook("one", "after-tool", "command", command="true", matcher=('mcp("trprobe/tr_echo")',)),
+            Hook("all", "before-tool", "command", command="true", matcher=('mcp("trprobe")',)),
+        ),
+    )
+    rendered = write(plan_render(profile, _adapter(), root=tmp_path))
+    drops = {(d.name, d.field): d.reason for d in rendered.drops}
+    assert set(drops) == {("one", None), ("all", None), ("rev", "tools")}
+    assert "openhands names an MCP tool without its server" in drops[("one", None)]
+    assert "openhands names an MCP tool without its server" in drops[("all", None)]
+    assert not (tmp_path / ".openhands/hooks.json").exists()
+    assert "- terminal" in (tmp_path / ".openhands/agents/rev.md").read_text()
+
+
+def test_a_bare_mcp_tool_name_reads_back_as_the_harness_own(tmp_path: Path) -> None:
+    """An agent's or a hook's `tr_echo` stays openhands:tr_echo on import, and is written back as it was."""
+    agents = tmp_path / ".openhands/agents"
+    agents.mkdir(parents=True)
+    (agents / "echoer.md").write_text(
+        "---\nname: echoer\ndescription: Echoes.\ntools:\n- terminal\n- tr_echo\n---\nYou echo.\n"
+    )
+    hooks = {
+        "hooks": {"PostToolUse": [{"matcher": "tr_echo", "hooks": [{"type": "command", "command": "true"}]}]}
+    }
+    (tmp_path / ".openhands/hooks.json").write_text(json.dumps(hooks))
+    found = import_native(_adapter(), root=tmp_path, scope="home")
+    assert found.dropped == ()
+    (agent,) = found.profile.agents
+    assert agent.tools == ("shell", "openhands:tr_echo")
+    (hook,) = found.profile.hooks
+    assert (hook.moment, hook.matcher) == ("after-tool", ("openhands:tr_echo",))
+    again = tmp_path / "again"
+    assert write(plan_render(found.profile, _adapter(), root=again, scope="home")).drops == ()
+    assert import_native(_adapter(), root=again, scope="home").profile == found.profile
+
+
+def test_after_tool_is_post_tool_use(tmp_path: Path) -> None:
+    hook = Hook("after", "after-tool", "command", command="echo done")
+    assert write(plan_render(Profile(hooks=(hook,)), _adapter(), root=tmp_path)).drops == ()
+    groups = json.loads((tmp_path / ".openhands/hooks.json").read_text())["hooks"]["PostToolUse"]
+    assert groups[0]["matcher"] == "*"
+    assert import_native(_adapter(), root=tmp_path).profile.hooks == (hook,)
+
+
+def test_a_profiles_commands_are_dropped_by_name_and_the_matrix_says_why(tmp_path: Path) -> None:
+    """1.16.0 expands no command (a "/name" skill trigger appends the body, $ARGUMENTS unfilled): no
+    commands capability, and the lacks entry says so."""
+    openhands = _adapter()
+    assert openhands.spec.capabilities.commands is None
+    assert "$ARGUMENTS unfilled" in openhands.spec.lacks["commands"]
+    command = Command("review", "Review a change.", "Review $ARGUMENTS.\n")
+    rendered = plan_render(Profile(commands=(command,)), openhands, root=tmp_path)
+    assert [(d.kind, d.name, d.reason) for d in rendered.drops] == [
+        ("command", "review", "no commands capability")
+    ]
