@@ -90,3 +90,17 @@ def test_a_failed_tool_and_hostile_events_are_taken_without_raising() -> None:
     events = parse(lines)
     [tool_result] = [e for e in events if isinstance(e, ToolResult)]
     assert tool_result.is_error and tool_result.output == '[{"success": false}]'
+
+
+def test_clines_own_hook_lines_after_the_start_say_nothing() -> None:
+    """With hooks or MCP tools, cline writes a hook_event line around each tool call and at the run's
+    end (recorded in golden/cline/cline-3.0.65-mcp): only the first starts the session."""
+    lines = [
+        hook("agent_start", "conv_1"),
+        hook("tool_call", "conv_1"),
+        agent("content_start", contentType="tool", toolName="srv__echo", toolCallId="c1", input={}),
+        hook("tool_result", "conv_1"),
+        hook("agent_end", "conv_1"),
+    ]
+    events = parse(lines)
+    assert [type(e).__name__ for e in events] == ["SessionStarted", "ToolCall"]

@@ -151,6 +151,7 @@ class Cline(Family):
     verified = True
     terminal = 'the "run_result" line'
     reports_usage = frozenset({"input", "output", "cache_read"})
+    engines_module = "tackroom.families.cline.engines"
 
     def parser(self) -> StreamParser:
         return ClineStreamParser()

@@ -23,9 +23,11 @@ as written) and ``tool_result`` (``tool_use_id``, its ``content``, ``is_error``)
 an assistant's ``text`` and ``tool_use`` (``id``, ``name``, ``input``). An
 assistant message whose ``metadata.displayRole`` is ``error`` is the model
 call that failed: an error, fatal when it is the session's last message and
-the session ``failed``. Every other block (``thinking``, ``reasoning``,
-``image``, ``file``, and whatever a new release adds) and every other role is
-kept as a raw record.
+the session ``failed``. A user message whose ``displayRole`` is ``system`` is
+cline's, not the user's (a hook's added context, ``<hook_context
+source="PostToolUse" ...>``): it is kept as a raw record, ``message.system``.
+Every other block (``thinking``, ``reasoning``, ``image``, ``file``, and
+whatever a new release adds) and every other role is kept as a raw record.
 
 Usage is per model call, on the assistant message it produced (``metrics``),
 keyed by the message's id, its model ``modelInfo.id``. ``inputTokens`` is the
@@ -214,7 +216,10 @@ class ClineTranscripts(TranscriptReader):
 
 def _events(role: Any, value: dict[str, Any], *, fatal: bool) -> list[Event]:
     """A message's events: a failed call's error, its blocks, or the message kept raw."""
-    if role == "assistant" and obj(value.get("metadata")).get("displayRole") == "error":
+    shown = obj(value.get("metadata")).get("displayRole")
+    if role == "user" and shown == "system":  # cline's own words in the user's turn: a hook's context
+        return [_record("message.system", value)]
+    if role == "assistant" and shown == "error":
         text = "".join(t for b in seq(value.get("content")) if isinstance(t := obj(b).get("text"), str))
         message = text or str_or_none(value.get("content")) or "cline error"
         return [ErrorEvent(message=message[:MAX_ERROR], fatal=fatal)]
