@@ -96,7 +96,14 @@ def test_vocabularies_have_one_source() -> None:
     from tackroom.mock import NEUTRAL_TOOLS as MOCK_TOOLS
     from tackroom.vocabulary import ALL_MOMENTS, NEUTRAL_TOOLS
 
-    assert set(Tools.model_fields) == {*NEUTRAL_TOOLS, "mcp", "mcp_call", "mcp_load", "text_call"}
+    assert set(Tools.model_fields) == {
+        *NEUTRAL_TOOLS,
+        "mcp",
+        "mcp_offered",
+        "mcp_call",
+        "mcp_load",
+        "text_call",
+    }
     assert set(MOCK_TOOLS) == set(NEUTRAL_TOOLS)
     assert get_args(Moment) == ALL_MOMENTS
 

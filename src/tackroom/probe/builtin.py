@@ -600,9 +600,15 @@ def _mcp_server(log: Path) -> McpServer:
 
 
 def _mcp(ctx: Context, attempt: Attempt, log: Path) -> Observations:
-    tool = (ctx.adapter.spec.tools.mcp or "mcp__{server}__{tool}").format(server="trprobe", tool="tr_echo")
+    from tackroom.mock.vocabulary import named
+
+    tools = ctx.adapter.spec.tools
+    pattern = tools.mcp_offered or tools.mcp or "mcp__{server}__{tool}"
+    tool = pattern.format(server="trprobe", tool="tr_echo")
     calls = [m for m in _messages(log) if m.get("method") == "tools/call"]
-    offered = tool in attempt.mock.offered_tools() or attempt.mock.saw("TACKROOM_MCP_MARKER")
+    offered = any(named(name, tool) for name in attempt.mock.offered_tools()) or attempt.mock.saw(
+        "TACKROOM_MCP_MARKER"
+    )
     seen: Observations = {}
     if "mcp.offered" in ctx.wanted:
         seen["mcp.offered"] = (True, "") if offered else (False, f"{tool} was never offered to the model")
