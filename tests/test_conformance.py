@@ -64,11 +64,11 @@ DEFECTS = {
         "no moment is mapped",
     ),
     "channel-at-an-unmapped-moment": (
-        'extends = "qwen"\n[adapter.x.capabilities.hooks.inject]\nmoments = ["session-start"]\n',
+        'extends = "qwen"\n[adapter.x.capabilities.hooks.inject]\nmoments = ["session-end"]\n',
         "hook-maps",
         "capabilities.hooks.inject.moments",
         5,
-        "session-start not in hooks.events",
+        "session-end not in hooks.events",
     ),
     "two-tools-one-name": (
         'extends = "claude-code"\n[adapter.x.tools]\nread_file = "Bash"\n',
@@ -85,7 +85,7 @@ DEFECTS = {
         "gives the harness no such tool",
     ),
     "mcp-pattern-the-mock-rejects": (
-        'extends = "claude-code"\n[adapter.x.tools]\nmcp = "mcp__{tool}"\n',
+        'extends = "claude-code"\n[adapter.x.tools]\nmcp = "mcp__{server}"\n',
         "tool-vocabulary",
         "tools.mcp",
         5,

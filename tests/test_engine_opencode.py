@@ -188,6 +188,61 @@ def test_the_plugin_blocks_matching_tools_and_runs_event_hooks(adapter: Adapter,
     }
 
 
+INJECT_DRIVE = """
+const mod = await import(process.argv[1]);
+const hooks = await mod.TackroomHooks({ directory: process.argv[2] });
+const message = { id: "msg_1", sessionID: "ses_1", role: "user" };
+const prompt = { id: "prt_0123456789abZZ", sessionID: "ses_1", messageID: "msg_1", type: "text", text: "hi" };
+const output = { message, parts: [prompt] };
+await hooks["chat.message"]({ sessionID: "ses_1" }, output);
+const tool = { args: { command: "ls" } };
+await hooks["tool.execute.after"]({ tool: "bash" }, tool);
+console.log(JSON.stringify({ parts: output.parts, tool }));
+"""
+
+
+@needs_node
+def test_what_a_chat_message_hook_prints_joins_the_prompt(adapter: Adapter, tmp_path: Path) -> None:
+    """The inject channel: chat.message's output holds the user message's parts, which opencode saves
+    after its hooks ran; what a hook prints there becomes a synthetic text part after the prompt."""
+    inject = Hook("ctx", "prompt-submit", "inject", text="Run make test; it's quick.")
+    loud = Hook("loud", "after-tool", "command", command="yes | head -c 200000")
+    quiet = Hook("quiet", "prompt-submit", "command", command="echo side > side.txt")
+    _, ctx = render_plugin(adapter, tmp_path / "tackroom.mjs", [inject, loud, quiet])
+    assert ctx.drops == []
+    assert engine("opencode-plugin").parse(ctx) == [inject, loud, quiet]
+    work = tmp_path / "work"
+    work.mkdir()
+    driven = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", INJECT_DRIVE, str(tmp_path / "tackroom.mjs"), str(work)],
+        capture_output=True,
+        timeout=30,
+    )
+    assert driven.returncode == 0, driven.stderr.decode()
+    result = json.loads(driven.stdout)
+    prompt, added = result["parts"]
+    assert added == {
+        "id": prompt["id"] + "0",  # past the prompt's, so it is read after it
+        "sessionID": "ses_1",
+        "messageID": "msg_1",
+        "type": "text",
+        "text": "Run make test; it's quick.",
+        "synthetic": True,
+    }
+    assert result["tool"] == {"args": {"command": "ls"}}  # a tool hook has no parts: nothing added
+    assert (work / "side.txt").read_text() == "side\n"
+
+
+def test_inject_is_only_where_the_message_is(adapter: Adapter, tmp_path: Path) -> None:
+    for name in ("opencode", "kilo"):
+        hooks = resolve_builtins()[name].spec.capabilities.hooks
+        assert hooks is not None and hooks.inject is not None
+        assert hooks.inject.moments == ["prompt-submit"] and hooks.events["prompt-submit"] == "chat.message"
+    late = Hook("late", "after-tool", "inject", text="x")
+    _, ctx = render_plugin(adapter, tmp_path / "tackroom.js", [late, FIRE])
+    assert [(d.name, d.reason) for d in ctx.drops] == [("late", "after-tool inject unsupported")]
+
+
 def test_hooks_opencode_cannot_express_are_dropped_by_name(adapter: Adapter, tmp_path: Path) -> None:
     advise = Hook("advise", "before-tool", "inject", text="careful")
     ending = Hook("bye", "session-end", "command", command="echo bye")

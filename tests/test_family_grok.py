@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from tackroom.adapters.resolve import resolve_builtins
 from tackroom.families import get_family
 from tackroom.families.grok import GrokStreamParser
+from tackroom.profile.model import McpServer, Profile
+from tackroom.profile.render import plan_render
 from tackroom.run.result import summarize
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished, ToolCall, ToolResult
 
@@ -85,3 +89,13 @@ def test_hostile_tool_calls_and_results_are_taken_without_raising() -> None:
 
 def test_a_killed_run_is_left_to_the_runner() -> None:
     assert not any(isinstance(e, Finished) for e in parse([message("assistant", content="half")], None))
+
+
+def test_a_profiles_mcp_servers_are_dropped_by_name_and_the_matrix_says_why(tmp_path: Path) -> None:
+    """grok 0.0.34's -p never offers an MCP tool (its tool list is fixed before the servers list theirs,
+    and it never exits while one runs): no mcp capability, and the lacks entry says so."""
+    grok = resolve_builtins()["grok"]
+    assert grok.spec.capabilities.mcp is None
+    assert "never exits" in grok.spec.lacks["mcp"]
+    rendered = plan_render(Profile(mcp=(McpServer("db", command="db-mcp"),)), grok, root=tmp_path)
+    assert [(d.kind, d.name, d.reason) for d in rendered.drops] == [("MCP server", "db", "no mcp capability")]

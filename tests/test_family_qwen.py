@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tackroom.adapters.resolve import resolve_builtins
 from tackroom.families import get_family
 from tackroom.families.qwen import QwenStreamParser, is_api_error, qwen_usage
+from tackroom.probe.doctor import declared_capabilities
+from tackroom.profile.model import Hook, Profile
+from tackroom.profile.render import import_native, plan_render, write
 from tackroom.run.result import summarize
 from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished, ToolCall, Usage, UsageReport
 
@@ -149,3 +154,24 @@ def test_a_late_api_error_in_the_error_object_keeps_the_good_calls_usage() -> No
     events = parse(assistant(tool, usage=call), error_result(error, call))
     summary = summarize(events)
     assert summary.model_failed and summary.usage == Usage(input=60, output=10, cache_read=40)
+
+
+def test_session_start_is_hooked_from_0_24_4_on(tmp_path: Path) -> None:
+    """0.24.4 fires SessionStart headless (a probe proved it); 0.15.10 only interactively. One adapter
+    says both through its since entry, and a session-start hook is dropped by name on 0.15.10."""
+    qwen = resolve_builtins()["qwen"]
+    assert qwen.since_versions == ("0.24.4",)
+    hook = Hook("note", "session-start", "command", command="date >> s.log")
+    for version, written in (("0.24.4", True), ("0.15.10", False), ("0.30.0", True)):
+        adapter = qwen.at(version)
+        assert ("session-start" in adapter.spec.capabilities.hooks.events) is written  # type: ignore[union-attr]
+        root = tmp_path / version
+        rendered = write(plan_render(Profile(hooks=(hook,)), adapter, root=root))
+        if written:
+            settings = json.loads((root / ".qwen/settings.json").read_text(encoding="utf-8"))
+            assert list(settings["hooks"]) == ["SessionStart"]
+            assert import_native(adapter, root=root).profile.hooks == (hook,)
+        else:
+            assert [(d.name, d.reason) for d in rendered.drops] == [("note", "session-start unsupported")]
+    assert "hooks.session-start.fire" in declared_capabilities(qwen.at("0.24.4"))
+    assert "hooks.session-start.fire" not in declared_capabilities(qwen.at("0.15.10"))

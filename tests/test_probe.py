@@ -161,11 +161,11 @@ def test_an_adapter_that_cannot_reach_the_mock_is_a_failed_row(config_dir: Path,
 
 
 def test_what_the_adapter_does_not_declare_is_untested_without_running(tmp_path: Path) -> None:
-    aider = resolve_builtins()["aider"]
+    minimal = resolve_builtins()["mini-swe-agent"]
     # Not installed here either: the declared-nothing notes come from the adapter alone.
     wanted = [c for c in CAPABILITIES if c.startswith(("rules", "skills", "mcp", "hooks"))]
     context = Context(
-        Harness(aider, Located(Path("/nonexistent/aider"), "configured", "0"), "0"),
+        Harness(minimal, Located(Path("/nonexistent/mini"), "configured", "0"), "0"),
         frozenset(wanted),
         tmp_path,
         {},

@@ -162,8 +162,9 @@ def test_settings_shared_with_the_user_are_merged(tmp_path: Path) -> None:
 
 def test_drops_are_by_name_and_reason() -> None:
     profile = load_profile([MARKERS], harnesses=resolve_builtins())
-    rendered = plan_render(profile, resolve_builtins()["aider"], root=Path("/nowhere"))
-    assert "aider: dropped hook 'tr-refuse' (no hooks capability)" in [str(d) for d in rendered.drops]
+    rendered = plan_render(profile, resolve_builtins()["mini-swe-agent"], root=Path("/nowhere"))
+    dropped = [str(d) for d in rendered.drops]
+    assert "mini-swe-agent: dropped hook 'tr-refuse' (no hooks capability)" in dropped
     assert rendered.outputs == ()
 
 

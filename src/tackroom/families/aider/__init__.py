@@ -190,6 +190,7 @@ class Aider(Family):
     stream = "aider text"
     verified = True
     reports_usage = frozenset({"output"})
+    engines_module = "tackroom.families.aider.engines"
 
     def parser(self) -> StreamParser:
         return AiderTextParser()

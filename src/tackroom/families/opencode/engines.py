@@ -30,6 +30,10 @@ drops the hook by name. The adapter's data is the whole contract:
   ``{"event": ...}``). Exit 2 throws the command's stderr, which is the only
   way a plugin speaks before a tool runs: it blocks the tool and the message
   becomes the tool's result. Any other exit lets the tool run.
+- What a command prints on stdout (exit 0) is added, where the hook's ``output`` holds the
+  message's ``parts`` (``chat.message``: the user message, saved after its hooks ran), as a
+  synthetic text part, which reaches the model with the prompt: that is how an inject hook
+  speaks (1.18.33; kilo 7.7.7 calls the hook the same way). No other hook has that channel.
 """
 
 from __future__ import annotations
@@ -190,6 +194,8 @@ import { spawn } from "node:child_process";
 __MANIFEST__
 const TOOL_NAME = __TOOL_NAME__;
 const BUS_EVENT = "event:";
+const PART = "prt_";
+const OUTPUT_LIMIT = 65536;
 
 function field(args, path) {
   return path.split(".").reduce((value, key) => (value == null ? undefined : value[key]), args);
@@ -211,25 +217,54 @@ function payload(args) {
 function run(command, args, cwd) {
   return new Promise((resolve) => {
     const child = spawn("sh", ["-c", command], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
     let stderr = "";
-    child.stdout.resume();
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("error", (error) => resolve({ code: null, stderr: String(error) }));
-    child.on("close", (code) => resolve({ code, stderr }));
+    // Kept to their first OUTPUT_LIMIT characters, whatever a hook prints.
+    child.stdout.on("data", (chunk) => (stdout = (stdout + chunk).slice(0, OUTPUT_LIMIT)));
+    child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(0, OUTPUT_LIMIT)));
+    child.on("error", (error) => resolve({ code: null, stdout: "", stderr: String(error) }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
     child.stdin.on("error", () => {});
     child.stdin.end(payload(args));
   });
 }
 
+function partID(parts) {
+  // Past every id the message's parts have ("prt_" + time + random), so the text follows them.
+  const ids = parts.map((part) => part?.id).filter((id) => typeof id === "string" && id.startsWith(PART));
+  return (ids.sort().at(-1) ?? PART + Date.now().toString(16).padStart(12, "0")) + "0";
+}
+
+function addParts(output, texts) {
+  // chat.message hands over the user message's parts, saved after the hooks ran: a text part
+  // added there reaches the model with the prompt. Other hooks have no parts, and no such channel.
+  const parts = output?.parts;
+  if (!Array.isArray(parts)) return;
+  const message = output.message ?? {};
+  for (const text of texts) {
+    parts.push({
+      id: partID(parts),
+      sessionID: message.sessionID,
+      messageID: message.id,
+      type: "text",
+      text,
+      synthetic: true,
+    });
+  }
+}
+
 async function fire(name, args, cwd) {
+  const said = [];
   for (const group of HOOKS[name] ?? []) {
     if (!applies(group.matcher, args)) continue;
     for (const hook of group.hooks) {
       const result = await run(hook.command, args, cwd);
       // Exit 2 blocks: throwing is how a plugin refuses, and the message becomes the tool result.
       if (result.code === 2) throw new Error(result.stderr.trim() || `blocked by ${name} hook`);
+      if (result.code === 0 && result.stdout.trim()) said.push(result.stdout.trim());
     }
   }
+  if (said.length > 0) addParts(args.output, said);
 }
 
 export const TackroomHooks = async ({ directory }) => {
