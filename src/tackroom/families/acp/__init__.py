@@ -40,6 +40,13 @@ every server left out is named in a non-fatal error event, and a file the
 client cannot read ends the run before any session starts (never a run
 without the servers it was given).
 
+The rest of a profile (rules, skills, subagents, commands, hooks) reaches an
+ACP agent as it reaches the harness behind it, whose own files it reads: an
+adapter declares the places and engines of the harness it wraps, and lacks
+what that harness does not do over ACP. One engine is this family's:
+``codex-acp-hooks`` (:mod:`.engines`), codex's hooks.json with the trust
+codex-core asks of each hook, which codex-acp has no flag to waive.
+
 Verified against the mock with ``@zed-industries/claude-agent-acp`` 0.23.1
 (family ``acp``: the prompt's ``usage``, ``inputTokens``, ``outputTokens``,
 ``cachedReadTokens``, ``cachedWriteTokens``, ``thoughtTokens``, is the whole

@@ -24,13 +24,16 @@ still sent). A disabled server is not sent at all, and is dropped by name.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tackroom.adapters.templates import ENV_REF
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.engines.settings import BadEntry, read_json
-from tackroom.profile.model import McpServer
+from tackroom.profile.engines.settings import BadEntry, hook_groups, read_json
+from tackroom.profile.model import Hook, McpServer
 
 KEY = "mcpServers"
 """The file's one key: session/new's own field."""
@@ -209,4 +212,73 @@ class AcpMcp(Engine):
             return []
 
 
-ENGINES = [AcpMcp()]
+CODEX_HOOK_TIMEOUT_S = 600
+"""codex's timeout for a command hook that names none: part of the hook's trust identity."""
+
+
+def codex_hook_hash(event: str, group: Mapping[str, Any]) -> str:
+    """The hash codex trusts one command hook by (codex-core's ``command_hook_hash``): its snake_case
+    event and its group, holding the one handler with its timeout filled in, as canonical JSON."""
+    (handler,) = group["hooks"]
+    normal = {
+        "type": "command",
+        "command": handler["command"],
+        "timeout": int(handler.get("timeout", CODEX_HOOK_TIMEOUT_S)),
+        "async": False,
+    }
+    identity: dict[str, Any] = {"event_name": snake_event(event), "hooks": [normal]}
+    if group.get("matcher") is not None:
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def snake_event(event: str) -> str:
+    """``PreToolUse`` -> ``pre_tool_use``: how codex names an event in a hook's key and identity."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+class CodexAcpHooks(Engine):
+    """Codex's hooks.json, with each hook trusted in the config.toml beside it.
+
+    codex-acp runs codex-core, which runs a hook of the user's only when its
+    config.toml trusts that hook (``[hooks.state."<hooks.json>:<event>:<group>:<handler>"]``
+    ``trusted_hash``), and, unlike ``codex exec``, has no flag that bypasses this. The
+    profile's hooks are the user's own (a project's come only after ``tackroom trust``),
+    so a render into a home trusts exactly the hooks it writes (a project's render does not: its
+    config.toml would pre-trust them for whoever clones it): hooks.json is tackroom's whole,
+    each group holds one handler, and each is keyed by its place in that file. Import
+    reads hooks.json only (as ``claude-settings`` does); the trust is render's alone.
+    """
+
+    name = "codex-acp-hooks"
+    kinds: frozenset[Kind] = frozenset({"hooks"})
+    sources = True
+
+    def render(self, ctx: Context, items: Sequence[Hook]) -> list[Output]:
+        from tackroom.families.claude_code.engines import hook_entry
+
+        events = hook_groups(ctx, items, entry=hook_entry)
+        if not events:
+            return []
+        hooks = Output(ctx.path, data={"hooks": events}, format="json")
+        if ctx.scope == "project":
+            # A project's own config.toml never trusts its hooks: a clone would run them unasked.
+            return [hooks]
+        state = {
+            f"{ctx.path}:{snake_event(event)}:{n}:0": {"trusted_hash": codex_hook_hash(event, group)}
+            for event, groups in events.items()
+            for n, group in enumerate(groups)
+        }
+        trust = Output(
+            ctx.path.with_name("config.toml"), data={"hooks": {"state": state}}, format="toml", merge=True
+        )
+        return [hooks, trust]
+
+    def parse(self, ctx: Context) -> list[Hook]:
+        from tackroom.families.claude_code.engines import parse_hooks
+
+        return parse_hooks(ctx, read_json(ctx.path).get("hooks"))
+
+
+ENGINES = [AcpMcp(), CodexAcpHooks()]
