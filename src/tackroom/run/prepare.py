@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +177,8 @@ def stage(
                 auth=spec.auth,
                 credentials=spec.credentials,
             )
-        plan = plan_run(
+        planned = partial(
+            plan_run,
             adapter,
             spec.prompt,
             options=prepared.options,
@@ -185,6 +187,7 @@ def stage(
             endpoint=endpoint,
             environ=environ,
         )
+        plan = planned()
         copied: list[Path] = []
         stack.callback(remove_copies, copied)
         prepare_home(adapter, prepared.run_dir, run_home, spec.credentials, environ, copied)
@@ -195,16 +198,7 @@ def stage(
             prepared.profile, adapter, run_home, workdir, environ, env, endpoint, sandbox.visible_path
         )
         if told:  # the harness reads what the profile wrote only when its argv names it
-            plan = plan_run(
-                adapter,
-                spec.prompt,
-                options=prepared.options,
-                workdir=workdir,
-                home=run_home,
-                endpoint=endpoint,
-                environ=environ,
-                profile_argv=told,
-            )
+            plan = planned(profile_argv=told)
         located = prepared.located
         if located.bin_dir is not None:
             # A managed install's runtime (node, bun) comes first, as it was installed with.

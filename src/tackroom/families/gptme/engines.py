@@ -44,6 +44,7 @@ from tackroom.profile.engines.settings import (
     hook_groups,
     mcp_entry,
     mcp_from_entry,
+    named_apart,
     parse_hook,
 )
 from tackroom.profile.engines.tree import refused
@@ -238,15 +239,7 @@ class GptmeHooks(Engine):
             if hook is None:
                 continue
             (found if HOOK_MARK in str(entry.get("command", "")) else unnamed).append(hook)
-        taken = {h.name for h in found}
-        for hook in unnamed:
-            name, k = hook.name, 1
-            while name in taken:
-                k += 1
-                name = f"{hook.name}-{k}"
-            taken.add(name)
-            found.append(Hook(name, hook.moment, hook.action, hook.command, timeout=hook.timeout))
-        return sorted(found, key=lambda h: h.name)
+        return named_apart(found, unnamed)
 
 
 def _plugin_entry(ctx: Context, hook: Hook) -> tuple[str, dict[str, Any]] | None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from tackroom.errors import ConfigError, Problem
 from tackroom.families.claude_code.engines import TOOL_MOMENTS, source_matcher
 from tackroom.families.kimi.agents import KimiAgents
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
-from tackroom.profile.engines.settings import HOOK_MARK, hook_command, parse_hook
+from tackroom.profile.engines.settings import HOOK_MARK, hook_command, named_apart, parse_hook
 from tackroom.profile.model import Hook
 from tackroom.profile.tools import BadReference, parse_tool
 
@@ -200,15 +199,7 @@ def _parse(ctx: Context, entries: list[Any]) -> list[Hook]:
         hook = _hook(ctx, n, entry, moments, label)
         if hook is not None:
             (found if hook.name != label or _marked(entry) else unnamed).append(hook)
-    taken = {h.name for h in found}
-    for hook in unnamed:
-        name, k = hook.name, 1
-        while name in taken:
-            k += 1
-            name = f"{hook.name}-{k}"
-        taken.add(name)
-        found.append(replace(hook, name=name))
-    return sorted(found, key=lambda h: h.name)
+    return named_apart(found, unnamed)
 
 
 def _hook(ctx: Context, n: int, entry: Any, moments: dict[str, str], label: str) -> Hook | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +357,21 @@ def parse_hook(ctx: Context, event: str, matcher: str | None, command: str) -> H
         if text is not None:
             return Hook(name, moment, action, text=text, matcher=tools)
     return Hook(name, moment, "command", command=body, matcher=tools)
+
+
+def named_apart(found: Sequence[Hook], unnamed: Sequence[Hook]) -> list[Hook]:
+    """Import: ``found`` (hooks read under names of their own) and each of ``unnamed`` under its name
+    made unique among them (``name-2``, ``name-3``, ...), sorted by name."""
+    taken = {h.name for h in found}
+    named = list(found)
+    for hook in unnamed:
+        name, k = hook.name, 1
+        while name in taken:
+            k += 1
+            name = f"{hook.name}-{k}"
+        taken.add(name)
+        named.append(hook if name == hook.name else replace(hook, name=name))
+    return sorted(named, key=lambda h: h.name)
 
 
 def _match_template(template: str, event: str, command: str) -> str | None:
