@@ -42,10 +42,10 @@ from tackroom.profile.engines.settings import (
     hook_command,
     hook_entry,
     hook_groups,
+    manifest_hooks,
     mcp_entry,
     mcp_from_entry,
     named_apart,
-    parse_hook,
 )
 from tackroom.profile.engines.tree import refused
 from tackroom.profile.model import Hook, McpServer
@@ -303,23 +303,14 @@ def _plugin_hooks(ctx: Context, data: dict[str, Any]) -> list[Hook]:
 
 def _manifest_hooks(ctx: Context, events: dict[str, Any]) -> list[Hook]:
     hooks = []
-    for event, groups in events.items():
-        for group in _dicts(groups):
-            matcher = group.get("matcher")
-            for handler in _dicts(group.get("hooks")):
-                command = handler.get("command")
-                hook = parse_hook(ctx, event, matcher, command) if isinstance(command, str) else None
-                if hook is None or event in SCRIPT_EVENTS:
-                    continue
-                timeout = handler.get("timeout")
-                if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-                    hook = replace(hook, timeout=float(timeout))
-                hooks.append(hook)
+    for event, hook, handler in manifest_hooks(ctx, events):
+        if event in SCRIPT_EVENTS:
+            continue
+        timeout = handler.get("timeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            hook = replace(hook, timeout=float(timeout))
+        hooks.append(hook)
     return hooks
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _script(ctx: Context, hook: Hook) -> dict[str, Any] | None:

@@ -55,7 +55,7 @@ from tackroom.profile.engines.settings import (
     TOOL_MOMENTS,
     hook_entry,
     hook_groups,
-    parse_hook,
+    manifest_hooks,
     read_json,
     server_table,
 )
@@ -301,20 +301,7 @@ class OpencodePlugin(Engine):
 
     def parse(self, ctx: Context) -> list[Hook]:
         events = read_manifest(ctx.path.read_text(encoding="utf-8")) if ctx.path.is_file() else {}
-        hooks = []
-        for event, groups in events.items():
-            for group in _dicts(groups):
-                matcher = group.get("matcher")
-                for handler in _dicts(group.get("hooks")):
-                    command = handler.get("command")
-                    hook = parse_hook(ctx, event, matcher, command) if isinstance(command, str) else None
-                    if hook is not None:
-                        hooks.append(hook)
-        return sorted(hooks, key=lambda h: h.name)
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+        return sorted((hook for _, hook, _ in manifest_hooks(ctx, events)), key=lambda h: h.name)
 
 
 def _tool_name_path(ctx: Context) -> str | None:

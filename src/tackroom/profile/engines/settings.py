@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -357,6 +357,24 @@ def parse_hook(ctx: Context, event: str, matcher: str | None, command: str) -> H
         if text is not None:
             return Hook(name, moment, action, text=text, matcher=tools)
     return Hook(name, moment, "command", command=body, matcher=tools)
+
+
+def manifest_hooks(ctx: Context, events: Mapping[str, Any]) -> Iterator[tuple[str, Hook, dict[str, Any]]]:
+    """Import: each hook of a generated plugin's manifest (``{event: [{matcher, hooks: [{command,
+    ...}]}]}``, as opencode's and gptme's plugins carry it), with its event and its handler table."""
+    for event, groups in events.items():
+        for group in dicts(groups):
+            matcher = group.get("matcher")
+            for handler in dicts(group.get("hooks")):
+                command = handler.get("command")
+                hook = parse_hook(ctx, event, matcher, command) if isinstance(command, str) else None
+                if hook is not None:
+                    yield event, hook, handler
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The tables of a list read from a file (anything else in it, or a non-list, is passed over)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def named_apart(found: Sequence[Hook], unnamed: Sequence[Hook]) -> list[Hook]:
