@@ -79,8 +79,6 @@ PROFILE_CAPABILITIES = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 UNPROVEN = {
     ("codex-acp 0.16.0", "agents"): "its v1 agent tools are deferred behind tool_search, which a probe "
     "cannot load yet, and its multi_agent_v2 spawn_agent takes no agent type",
-    ("opencode-acp 1.18.33", "hooks"): "`opencode acp` loads a plugin only without --pure, and offline "
-    "(bwrap, no network) it then never answered initialize; online every hook but session-end fired",
 }
 """Capabilities these harnesses have that no probe here proves yet, and why: each is a gap of
 tackroom's, not the harness's (so no ``lacks``), and a fix removes it from here."""

@@ -113,6 +113,7 @@ def test_the_bwrap_command_line(tmp_path: Path) -> None:
     online = BwrapSandbox(places).argv(["claude", "-p", "hi"], workdir, {"PATH": "/usr/bin"})
     assert online[:6] == ["bwrap", "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/"]
     assert "--unshare-net" not in online and online[-4:] == ["--", "claude", "-p", "hi"]
+    assert "npm_config_offline" not in online  # with the network, npm fetches as it would
     joined = " ".join(online)
     # The homes hidden first, then the run's places bound back writable, in that order.
     assert joined.index(f"--tmpfs {home}") < joined.index(f"--bind {run_dir} {run_dir}")
@@ -134,6 +135,8 @@ def test_the_bwrap_command_line(tmp_path: Path) -> None:
     argv = offline.argv(["claude"], workdir, {})
     try:
         assert "--unshare-net" in argv and "--tmpfs" in argv and "/run" in argv
+        # npm is told there is no network, or it waits out its retries (opencode acp did, and hung)
+        assert " --setenv npm_config_offline true " in " ".join(argv)
         relay = argv.index(str(run_dir / "sandbox" / "relay.py"))
         assert argv[relay + 1 : relay + 3] == ["4321=/run/tackroom-model/4321.sock", "--"]
         sockets = Path(argv[argv.index("/run/tackroom-model") - 1])

@@ -8,9 +8,10 @@ goes, it goes; the run's timeout stops the whole namespace). Paths keep their
 host names inside, so what the harness writes is read back where it is.
 
 With ``network = "none"`` it gets a network namespace of its own, where only
-loopback exists. The model endpoint is reached through a UNIX socket bound
-into the sandbox: a relay inside (:mod:`tackroom.sandboxes.relay`) listens on
-the endpoint's own loopback port and passes each connection to the socket, and
+loopback exists, and ``npm_config_offline=true``, so npm does not wait out its
+retries there. The model endpoint is reached through a UNIX socket bound into
+the sandbox: a relay inside (:mod:`tackroom.sandboxes.relay`) listens on the
+endpoint's own loopback port and passes each connection to the socket, and
 tackroom passes it on to the mock or the gateway. Nothing else is reachable:
 no other port of the host, no other host, no UNIX socket under ``/run``.
 """
@@ -112,7 +113,10 @@ class BwrapSandbox(SharedPlaces):
         wrapped += _fresh_root(hidden) if places.binds else ["--ro-bind", "/", "/"]
         wrapped += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if self.network == "none":
-            wrapped.append("--unshare-net")
+            # npm, and what the harness starts with it (opencode's plugin dependencies, an npx MCP
+            # server), is told the network is not there: it uses its cache or fails at once, where it
+            # would wait out its retries (opencode acp 1.18.33 then never answered initialize).
+            wrapped += ["--unshare-net", "--setenv", "npm_config_offline", "true"]
         for directory in hidden:
             if directory.is_dir() and directory != Path("/"):
                 wrapped += ["--tmpfs", str(directory)]
