@@ -76,9 +76,7 @@ PROFILE_CAPABILITIES = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 """What a profile gives a harness (issue 28): each is proven or said to be lacking, never left `-`."""
 
 
-UNPROVEN = {
-    ("codex-acp 0.16.0", "agents"): "its v1 agent tools are deferred behind tool_search, which a probe "
-    "cannot load yet, and its multi_agent_v2 spawn_agent takes no agent type",
+UNPROVEN: dict[tuple[str, str], str] = {
 }
 """Capabilities these harnesses have that no probe here proves yet, and why: each is a gap of
 tackroom's, not the harness's (so no ``lacks``), and a fix removes it from here."""
