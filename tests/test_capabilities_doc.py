@@ -76,8 +76,7 @@ PROFILE_CAPABILITIES = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 """What a profile gives a harness (issue 28): each is proven or said to be lacking, never left `-`."""
 
 
-UNPROVEN: dict[tuple[str, str], str] = {
-}
+UNPROVEN: dict[tuple[str, str], str] = {}
 """Capabilities these harnesses have that no probe here proves yet, and why: each is a gap of
 tackroom's, not the harness's (so no ``lacks``), and a fix removes it from here."""
 
