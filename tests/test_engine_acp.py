@@ -58,14 +58,17 @@ def trust_at(root: Path) -> dict[str, Any]:
 def test_each_acp_agent_renders_where_its_harness_reads(name: str) -> None:
     """Rules, skills, subagents, commands: the base harness's home places and engines, where declared
     (how a command is invoked may differ: over ACP it is the prompt's /name, not `opencode run
-    --command`). A project's places are the base harness's alone: it imports and renders them."""
+    --command`; and what turns a capability on: codex-acp's older codex-core offers its subagents
+    only with multi_agent_v2 switched on). A project's places are the base harness's alone: it
+    imports and renders them."""
     adapters = resolve_builtins()
     acp, base = adapters[name].effective["capabilities"], adapters[ACP[name]].effective["capabilities"]
     assert "rules" in acp  # the issue's row: every ACP agent reads rules, as its harness does
 
     def home(table: dict[str, Any]) -> dict[str, Any]:
         also = [p for p in table.get("also", []) if "{{workdir}}" not in p]
-        return {k: v for k, v in table.items() if k not in ("invoke", "project", "also")} | {"also": also}
+        skipped = ("invoke", "project", "also", "argv")
+        return {k: v for k, v in table.items() if k not in skipped} | {"also": also}
 
     for kind in ("rules", "skills", "subagents", "commands"):
         if kind in acp:
