@@ -48,7 +48,7 @@ PEERS = {
     "cursor": "cursor",
 }
 RENDER = """
-import sys, tempfile, pathlib
+import sys, pathlib
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.profile.load import load_profile
 from tackroom.profile.render import plan_render, write

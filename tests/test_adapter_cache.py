@@ -82,6 +82,28 @@ def test_the_shipped_resolution_is_fresh() -> None:
     )
 
 
+def test_the_engine_index_is_fresh_and_a_render_imports_only_the_families_it_uses() -> None:
+    from tackroom.families import INDEX, engine_index
+
+    assert INDEX.read_text(encoding="utf-8") == engine_index(), (
+        "the built-in engines' index is stale: run .venv/bin/python scripts/resolve-builtins"
+    )
+    # codex writes its hooks with claude-code's engine: that family is imported, no other.
+    code = (
+        "import sys, pathlib, tempfile\n"
+        "from tackroom.adapters.resolve import resolve_builtins\n"
+        "from tackroom.profile.model import Hook, Profile\n"
+        "from tackroom.profile.render import plan_render\n"
+        "hook = Hook('h', 'before-tool', 'echo hi', matcher=('shell',))\n"
+        "root = pathlib.Path(tempfile.mkdtemp())\n"
+        "plan_render(Profile(hooks=(hook,)), resolve_builtins()['codex'], root=root)\n"
+        "found = {m.split('.')[2] for m in sys.modules if m.startswith('tackroom.families.')}\n"
+        "print(' '.join(sorted(found)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert set(done.stdout.split()) - {"base"} == {"claude_code", "codex"}
+
+
 def test_a_shipped_resolution_of_other_inputs_is_not_used(tmp_path: Path) -> None:
     stale = json.loads(SHIPPED.read_text(encoding="utf-8"))
     stale["digest"] = "0" * 32

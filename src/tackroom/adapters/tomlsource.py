@@ -10,16 +10,11 @@ fall back to the line of their parent key.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 14):
-    import tomllib
-else:  # tomli >= 2.1 carries lineno on syntax errors, which 3.11's tomllib lacks
-    import tomli as tomllib
-
+from tackroom._toml import tomllib
 from tackroom.errors import ConfigError, Problem
 
 KeyPath = tuple[str, ...]

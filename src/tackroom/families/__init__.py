@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tackroom._dists import entry_points
@@ -62,6 +63,38 @@ def get_family(name: str) -> Family:
 
 
 _GENERIC = ("files", "settings")
+INDEX = Path(__file__).with_name("engines.json")
+"""Where each engine of the generic modules and the built-in families is, by name
+(``scripts/resolve-builtins`` writes it; ``tests/test_adapter_cache.py`` holds it to the registry)."""
+
+
+@cache
+def built_in_engines() -> dict[str, str]:
+    """Engine name -> the module that lists it, from :data:`INDEX`: a render finds another family's
+    engine (codex's hooks are ``claude-settings``) by importing that module, not every family."""
+    import json
+
+    try:
+        data = json.loads(INDEX.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def engine_index() -> str:
+    """The text of :data:`INDEX` for the registry as it is now (the built-in families' part)."""
+    import json
+
+    found = {
+        each.name: f"tackroom.profile.engines.{module}"
+        for module in _GENERIC
+        for each in import_module(f"tackroom.profile.engines.{module}").ENGINES
+    }
+    for name in family_names():
+        family = get_family(name)
+        if family.engines_module is not None and family.engines_module.startswith("tackroom.families."):
+            found |= {each.name: family.engines_module for each in family.engines()}
+    return json.dumps(dict(sorted(found.items())), indent=1) + "\n"
 
 
 @cache

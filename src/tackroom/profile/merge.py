@@ -313,7 +313,7 @@ def _cannot(path: Path) -> ProfileError:
 
 
 def _same_toml(text: str, data: dict[str, Any]) -> bool:
-    import tomllib
+    from tackroom._toml import tomllib
 
     try:
         return tomllib.loads(text) == data
@@ -329,7 +329,7 @@ def _parse_json(path: Path, text: str) -> Any:
 
 
 def _parse_toml(path: Path, text: str) -> dict[str, Any]:
-    import tomllib
+    from tackroom._toml import tomllib
 
     try:
         return tomllib.loads(text)

@@ -20,8 +20,6 @@ harness's own, and comes back with its file.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,6 +27,7 @@ from dataclasses import fields, is_dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tackroom._hash import sha256
 from tackroom.profile.engines.base import Drop, Output
 from tackroom.profile.model import Origin, Patch, Permissions, Profile
 from tackroom.redact import inline_secret
@@ -45,7 +44,7 @@ ATTRS = ("rules", "skills", "agents", "commands", "mcp", "hooks")
 def digest(value: Any) -> str:
     """A digest of what an item says (its compared fields), the same wherever it was loaded from."""
     text = json.dumps(_plain(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+    return sha256(text.encode("ascii")).hexdigest()[:32]
 
 
 def _plain(value: Any) -> Any:
@@ -185,11 +184,13 @@ def diff(base: bytes, data: bytes) -> Patch | None:
     lines, ours = (text.replace("\r\n", "\n") if crlf else text).split("\n"), rendered.split("\n")
     if len(lines) * len(ours) > _MAX_DIFF:
         return None
+    import difflib  # an import's patch only: a render never diffs
+
     matcher = difflib.SequenceMatcher(None, ours, lines, autojunk=False)
     edits = tuple(
         (i1, i2, tuple(lines[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
     )
-    patch = Patch(edits, hashlib.sha256(data).hexdigest(), bom, crlf)
+    patch = Patch(edits, sha256(data).hexdigest(), bom, crlf)
     if (
         sum(len(line) + 1 for _, _, new in edits for line in new) * 2 > len(text)
         or apply(base, patch) != data
@@ -213,7 +214,7 @@ def apply(base: bytes, patch: Patch) -> bytes | None:
         at = end
     text = "\n".join([*lines, *ours[at:]])
     data = (("\ufeff" if patch.bom else "") + (text.replace("\n", "\r\n") if patch.crlf else text)).encode()
-    return data if hashlib.sha256(data).hexdigest() == patch.sha256 else None
+    return data if sha256(data).hexdigest() == patch.sha256 else None
 
 
 def _lost(drops: Sequence[Drop], path: Path, keys: set[Key], *, merged: bool) -> bool:

@@ -21,11 +21,11 @@ A reference anywhere else has no spelling, and the server is dropped by name.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tackroom._toml import tomllib
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import server_table
 from tackroom.profile.model import McpServer, Native

@@ -28,12 +28,12 @@ stay, only tackroom's own list items are replaced). What gptme 0.35.1 reads (``c
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tackroom._toml import tomllib
 from tackroom.families.gptme.plugin import INIT, MODULE, PACKAGE, plugin_source, read_manifest
 from tackroom.profile.engines.base import Context, Engine, Kind, Output
 from tackroom.profile.engines.settings import (

@@ -30,11 +30,11 @@ neutral hook can say, or a shape kimi would refuse is dropped by name.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tackroom._toml import tomllib
 from tackroom.errors import ConfigError, Problem
 from tackroom.families.claude_code.engines import TOOL_MOMENTS, source_matcher
 from tackroom.families.kimi.agents import KimiAgents

@@ -15,8 +15,8 @@ from functools import cache
 from importlib import import_module
 
 from tackroom.errors import FamilyError, ProfileError
+from tackroom.families import built_in_engines, get_family
 from tackroom.families import engines as engines
-from tackroom.families import get_family
 from tackroom.profile.engines.base import Engine
 
 
@@ -24,12 +24,18 @@ def engine(name: str, family: str | None = None) -> Engine:
     """The engine ``name``; one the adapter names but no code implements is an error.
 
     ``family``: the adapter's, where its engines usually are. The generic engines and that family's
-    are looked at first, so one render does not import every family to find its own.
+    are looked at first, then where the built-in families' index says it is, so one render does not
+    import every family to find one.
     """
     if family is not None:
         near = _near(family).get(name)
         if near is not None:
             return near
+    listed = built_in_engines().get(name)
+    if listed is not None:
+        for each in import_module(listed).ENGINES:
+            if isinstance(each, Engine) and each.name == name:
+                return each
     found = engines().get(name)
     if found is None:
         raise ProfileError(f"renderer {name!r} is not implemented (implemented: {', '.join(engines())})")

@@ -119,7 +119,7 @@ def _markdown(ctx: Context, kind: str, name: str, path: Path) -> tuple[dict[str,
 
 
 def _toml(ctx: Context, kind: str, name: str, path: Path) -> tuple[dict[str, Any], str] | None:
-    import tomllib
+    from tackroom._toml import tomllib
 
     text = _text(ctx, kind, name, path)
     if text is None:
