@@ -174,6 +174,7 @@ class Transaction:
         self.removals: list[Path] = []
         self._checked: set[Path] = set()
         """Directories (relative to the root) already checked by :meth:`put`, with those above."""
+        self._base = inside(self.root)  # the root itself: made absolute and normal, nothing on disk
 
     def remove(self, path: str | os.PathLike[str]) -> Path:
         """Add one regular file to delete (after every write); its directories go too once empty.
@@ -194,7 +195,7 @@ class Transaction:
         found = _lstat(target)
         if found is not None and not stat.S_ISREG(found.st_mode):
             raise UnsafePathError(f"{str(target)!r} exists and is not a regular file")
-        for parent in target.relative_to(inside(self.root)).parents[:-1]:
+        for parent in target.relative_to(self._base).parents[:-1]:
             if parent in self._checked:
                 break  # checked for an earlier file, and with it every directory above
             above = _lstat(inside(self.root, parent))

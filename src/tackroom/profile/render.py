@@ -737,9 +737,10 @@ def _plan(rendereds: Sequence[Rendered], *, gitignore: bool) -> _Plan:
     for rendered in rendereds:
         for output in rendered.outputs:
             by_path.setdefault(output.path, []).append((rendered.adapter, output))
+    base = inside(root)
     for path, outputs in by_path.items():
         target = inside(root, path)
-        rel = target.relative_to(inside(root)).as_posix()
+        rel = target.relative_to(base).as_posix()
         done.add(rel)
         existing = read_inside(root, rel)
         if all(o.merge for _, o in outputs):
