@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 
@@ -45,11 +46,19 @@ def normalize(name: str) -> str:
 def entry_points(group: str) -> dict[str, str]:
     """``name -> "module:attribute"`` of every entry point in ``group``; of two distributions naming
     one entry point, the later one wins (as a dict built from importlib's list does)."""
-    found: dict[str, str] = {}
+    return dict(_groups().get(group, {}))
+
+
+@cache
+def _groups() -> dict[str, dict[str, str]]:
+    """Every group's entry points, from one look at the installed distributions per process (a run
+    wants the families' and the sandboxes': each look reads a hundred directories)."""
+    found: dict[str, dict[str, str]] = {}
     for _, path in distributions():
         text = _read(path / "entry_points.txt")
         if text is not None:
-            found.update(_section(text, group))
+            for group, entries in _sections(text).items():
+                found.setdefault(group, {}).update(entries)
     return found
 
 
@@ -76,19 +85,19 @@ def _read(path: Path) -> str | None:
         return None  # none (an egg-info file, a distribution without entry points), or unreadable
 
 
-def _section(text: str, group: str) -> dict[str, str]:
-    """The ``name = value`` lines of section ``[group]`` of an ``entry_points.txt``, parsed as
+def _sections(text: str) -> dict[str, dict[str, str]]:
+    """The ``name = value`` lines of each section of an ``entry_points.txt``, parsed as
     importlib.metadata parses it (lines stripped, blank and ``#`` lines skipped)."""
-    section = None
-    out: dict[str, str] = {}
+    sections: dict[str, dict[str, str]] = {}
+    section: dict[str, str] | None = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("[") and line.endswith("]"):
-            section = line.strip("[]")
-        elif section == group:
+            section = sections.setdefault(line.strip("[]"), {})
+        elif section is not None:
             key, equals, value = line.partition("=")
             if equals:
-                out[key.strip()] = value.strip()
-    return out
+                section[key.strip()] = value.strip()
+    return sections
