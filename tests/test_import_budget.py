@@ -107,4 +107,4 @@ def test_a_profile_render(tmp_path: Path, targets: list[str]) -> None:
     names, _ = imported(args, tmp_path)
     heavy = ("aiohttp", "genai_prices", "psycopg", "anthropic", "openai", "asyncio", "msgspec", "sqlite3")
     # PyYAML only for a head that is more than plain words (tackroom.profile.frontmatter)
-    check(names, (*heavy, "yaml", "tackroom.run", "tackroom.gateway"), budget=405)
+    check(names, (*heavy, "yaml", "tackroom.run", "tackroom.gateway"), budget=275)
