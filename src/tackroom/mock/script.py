@@ -23,12 +23,12 @@ A script file holds ``turns``, a list of tables with exactly one of ``text``,
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from tackroom._toml import tomllib
 from tackroom.errors import MockScriptError
 from tackroom.mock.vocabulary import NEUTRAL_TOOLS, read_problem
 

@@ -9,12 +9,12 @@ defines the neutral names and how a translation is expressed and loaded.
 from __future__ import annotations
 
 import string
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tackroom._toml import tomllib
 from tackroom.errors import MockScriptError
 from tackroom.vocabulary import NEUTRAL_TOOLS as _NEUTRAL
 

@@ -31,13 +31,13 @@ directory the target of its ``workspace`` link (read, never followed).
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from tackroom._toml import tomllib
 from tackroom.families.base import int_or_none, json_arguments, obj, str_or_none, text_or_none
 from tackroom.families.gptme.stream import message_usage
 from tackroom.paths import read_regular
