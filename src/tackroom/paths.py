@@ -47,13 +47,18 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def inside(root: Path, *parts: str | os.PathLike[str]) -> Path:
+def inside(root: Path, *parts: str | os.PathLike[str], proven: set[str] | None = None) -> Path:
     """``root`` joined with ``parts``, proven to stay under ``root``.
 
     The join is checked lexically (no absolute part, no ``..`` that climbs
     out) and on disk: no component below ``root`` that exists may be a
     symbolic link, so a link planted in the tree can never redirect a write
     or a delete elsewhere. ``root`` itself may be a link (a user's choice).
+
+    ``proven`` is one operation's memo: the directories (absolute, normal
+    paths) this check found to be real directories, added as they are found
+    and not looked at again. Many files under one tree are then proven with
+    one ``lstat`` per directory, not one per component of every file.
     """
     # Plain strings and os.lstat: a render checks every path of hundreds of files, often
     # several times, and pathlib's parsing was most of a large render's time.
@@ -65,12 +70,16 @@ def inside(root: Path, *parts: str | os.PathLike[str]) -> Path:
     current = base
     for component in target[len(prefix) :].split(os.sep) if target != base else ():  # noqa: PTH206
         current = os.path.join(current, component)  # noqa: PTH118
+        if proven is not None and current in proven:
+            continue
         try:
             mode = os.lstat(current).st_mode
         except (FileNotFoundError, NotADirectoryError):
             break  # nothing exists below a missing component, so no link either
         if stat.S_ISLNK(mode):
             raise UnsafePathError(f"{current!r} is a symbolic link; tackroom does not follow links here")
+        if proven is not None and stat.S_ISDIR(mode):
+            proven.add(current)
     return Path(target)
 
 
@@ -117,16 +126,18 @@ def read_regular(path: str | os.PathLike[str], limit: int = -1) -> bytes:
         return handle.read(limit)
 
 
-def read_inside(root: Path, *parts: str | os.PathLike[str], limit: int | None = None) -> bytes | None:
+def read_inside(
+    root: Path, *parts: str | os.PathLike[str], limit: int | None = None, proven: set[str] | None = None
+) -> bytes | None:
     """The bytes of the regular file ``root/parts``, or None when there is nothing there.
 
     The path is checked with :func:`inside`; the file is opened without
     following a link and without blocking, so a link, a FIFO, a socket, a
     device or a directory is an :class:`UnsafePathError` naming it, never a
     read of something else and never a hang. ``limit`` reads at most that
-    many bytes (a stranger's file may be any size).
+    many bytes (a stranger's file may be any size). ``proven`` is :func:`inside`'s memo.
     """
-    path = inside(root, *parts)
+    path = inside(root, *parts, proven=proven)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -144,10 +155,10 @@ def read_inside(root: Path, *parts: str | os.PathLike[str], limit: int | None = 
         return handle.read() if limit is None else handle.read(limit)
 
 
-def _lstat(path: Path) -> os.stat_result | None:
+def _lstat(path: str | os.PathLike[str]) -> os.stat_result | None:
     try:
-        return path.lstat()
-    except FileNotFoundError:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # nothing there, or a file where a directory would be
         return None
 
 
@@ -172,16 +183,16 @@ class Transaction:
         self.durable = durable
         self.files: dict[Path, bytes] = {}
         self.removals: list[Path] = []
-        self._checked: set[Path] = set()
-        """Directories (relative to the root) already checked by :meth:`put`, with those above."""
         self._base = inside(self.root)  # the root itself: made absolute and normal, nothing on disk
+        self._checked: set[str] = set()
+        """Directories under the root :meth:`put` found to be directories or missing (absolute paths)."""
 
     def remove(self, path: str | os.PathLike[str]) -> Path:
         """Add one regular file to delete (after every write); its directories go too once empty.
 
         Directories emptied by the removal are removed up to, never including, the root.
         """
-        target = inside(self.root, path)
+        target = inside(self.root, path, proven=self._checked)
         found = _lstat(target)
         if found is not None and not stat.S_ISREG(found.st_mode):
             raise UnsafePathError(f"{str(target)!r} is not a regular file: tackroom does not remove it")
@@ -191,17 +202,20 @@ class Transaction:
 
     def put(self, path: str | os.PathLike[str], data: bytes) -> Path:
         """Add one file (a path under the root, absolute or relative); returns the checked path."""
-        target = inside(self.root, path)
+        # ``_checked`` doubles as inside()'s memo: whatever is in it is a directory or missing, and a
+        # missing one has nothing below it, so no link either.
+        target = inside(self.root, path, proven=self._checked)
         found = _lstat(target)
         if found is not None and not stat.S_ISREG(found.st_mode):
             raise UnsafePathError(f"{str(target)!r} exists and is not a regular file")
-        for parent in target.relative_to(self._base).parents[:-1]:
-            if parent in self._checked:
-                break  # checked for an earlier file, and with it every directory above
-            above = _lstat(inside(self.root, parent))
+        base = os.fspath(self._base)
+        parent = os.path.dirname(target)  # noqa: PTH120 (plain strings: see inside())
+        while len(parent) > len(base) and parent not in self._checked:
+            above = _lstat(parent)
             if above is not None and not stat.S_ISDIR(above.st_mode):
-                raise UnsafePathError(f"{str(self.root / parent)!r} is in the way: it is not a directory")
-            self._checked.add(parent)
+                raise UnsafePathError(f"{parent!r} is in the way: it is not a directory")
+            self._checked.add(parent)  # checked now, and so is everything above it, by inside()
+            parent = os.path.dirname(parent)  # noqa: PTH120
         self.files[target] = data
         return target
 
@@ -209,18 +223,18 @@ class Transaction:
         """Write every file added; on a failure restore what was there and raise the error."""
         made: list[Path] = []
         done: list[tuple[Path, bytes | None, int | None]] = []
-        ready: set[Path] = set()  # directories this commit found or made, each proven once
+        ready: set[str] = set()  # directories this commit found or made, each proven once
         path = self.root
         try:
             for path, data in self.files.items():
                 made += self._parents(path, ready)
                 found = _lstat(path)
-                before = read_inside(self.root, path) if found is not None else None
+                before = read_inside(self.root, path, proven=ready) if found is not None else None
                 mode = stat.S_IMODE(found.st_mode) if found is not None else None
                 done.append((path, before, mode))
                 write_atomic(path, data, mode, durable=self.durable and found is not None)
             for path in self.removals:
-                before = read_inside(self.root, path)
+                before = read_inside(self.root, path, proven=ready)
                 if before is None:
                     continue
                 mode = stat.S_IMODE(path.lstat().st_mode)
@@ -245,26 +259,30 @@ class Transaction:
                 with contextlib.suppress(OSError):
                     (base / directory).rmdir()  # only ever succeeds on an empty directory
 
-    def _parents(self, path: Path, ready: set[Path]) -> list[Path]:
+    def _parents(self, path: Path, ready: set[str]) -> list[Path]:
         """Make the directories ``path`` needs, each proven inside the root (no link on the way) the
-        first time this commit meets it; ``ready`` holds those already met."""
+        first time this commit meets it; ``ready`` holds those already met (absolute paths)."""
         made: list[Path] = []
-        if path.parent in ready:
+        parent = os.path.dirname(path)  # noqa: PTH120 (plain strings: see inside())
+        if parent in ready:
             return made
-        base = inside(self.root)
+        base = os.fspath(self._base)
         if base not in ready:
-            if not base.exists():
-                base.mkdir(parents=True)
-                made.append(base)
+            if not self._base.exists():
+                self._base.mkdir(parents=True)
+                made.append(self._base)
             ready.add(base)
-        for parent in reversed(path.relative_to(base).parents[:-1]):
-            directory = base / parent
-            if directory in ready:
-                continue
-            directory = inside(self.root, parent)
-            if _lstat(directory) is None:
-                directory.mkdir()
-                made.append(directory)
+        missing = []
+        while parent not in ready and len(parent) > len(base):
+            missing.append(parent)
+            parent = os.path.dirname(parent)  # noqa: PTH120
+        for directory in reversed(missing):  # from the top: everything above each one is proven
+            found = _lstat(directory)
+            if found is None:
+                os.mkdir(directory)  # noqa: PTH102
+                made.append(Path(directory))
+            elif stat.S_ISLNK(found.st_mode):
+                raise UnsafePathError(f"{directory!r} is a symbolic link; tackroom does not follow it here")
             ready.add(directory)
         return made
 

@@ -46,6 +46,41 @@ def test_inside_refuses_a_planted_link(tmp_path: Path) -> None:
         inside(root, "dangling")
 
 
+def test_a_shared_memo_remembers_directories_only_and_still_finds_a_link_below_them(tmp_path: Path) -> None:
+    """One operation proves many files with one memo: what it remembers are real directories, never a
+    file or a link, so a link planted below a remembered directory is refused all the same."""
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "file").write_text("x")
+    (root / "a" / "b" / "link").symlink_to(tmp_path)
+    proven: set[str] = set()
+    assert inside(root, "a", "b", "file", proven=proven) == root / "a" / "b" / "file"
+    assert proven == {str(root / "a"), str(root / "a" / "b")}
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        inside(root, "a", "b", "link", "x", proven=proven)
+    assert inside(root, "a", "new", "deeper", proven=proven) == root / "a" / "new" / "deeper"
+    assert proven == {str(root / "a"), str(root / "a" / "b")}  # nothing is remembered of a missing one
+
+
+def test_a_transaction_refuses_a_link_or_a_file_in_the_way_of_a_directory(tmp_path: Path) -> None:
+    from tackroom.paths import Transaction
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "link").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "d" / "plain").write_text("a file")
+    files = Transaction(tmp_path)
+    files.put("d/one.txt", b"1")  # remembers d as proven
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        files.put("d/link/two.txt", b"2")
+    with pytest.raises(UnsafePathError, match="is in the way: it is not a directory"):
+        files.put("d/plain/three.txt", b"3")
+    files.put("d/new/deep/four.txt", b"4")
+    (tmp_path / "d" / "new").symlink_to(tmp_path / "elsewhere")  # planted after the check
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        files.commit()
+    assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "d" / "one.txt").exists()
+
+
 @FUZZ
 @given(st.text(max_size=40))
 def test_a_name_either_passes_or_is_refused_with_a_typed_error(name: str) -> None:

@@ -738,11 +738,12 @@ def _plan(rendereds: Sequence[Rendered], *, gitignore: bool) -> _Plan:
         for output in rendered.outputs:
             by_path.setdefault(output.path, []).append((rendered.adapter, output))
     base = inside(root)
+    proven: set[str] = set()  # the directories found real (no link) on the way, each looked at once
     for path, outputs in by_path.items():
-        target = inside(root, path)
+        target = inside(root, path, proven=proven)
         rel = target.relative_to(base).as_posix()
         done.add(rel)
-        existing = read_inside(root, rel)
+        existing = read_inside(root, rel, proven=proven)
         if all(o.merge for _, o in outputs):
             settings, native = _merge_into(target, rel, outputs, existing, record, fresh)
             if settings.conflicts:
