@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tackroom.families import get_family
-from tackroom.families.codex import CodexStreamParser, codex_usage, fresh_input
+from tackroom.families.codex.stream import CodexStreamParser, codex_usage, fresh_input
 from tackroom.run.result import summarize
 from tackroom.trace.events import (
     AssistantText,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tackroom.families import get_family
-from tackroom.families.gemini import GeminiStreamParser, gemini_usage, json_mode_error
+from tackroom.families.gemini.stream import GeminiStreamParser, gemini_usage, json_mode_error
 from tackroom.run.result import summarize
 from tackroom.trace.events import (
     AssistantText,

@@ -10,7 +10,7 @@ import pytest
 
 from tackroom.adapters.resolve import resolve_builtins
 from tackroom.families import get_family
-from tackroom.families.qwen import QwenStreamParser, is_api_error, qwen_usage
+from tackroom.families.qwen.stream import QwenStreamParser, is_api_error, qwen_usage
 from tackroom.probe.doctor import declared_capabilities
 from tackroom.profile.model import Hook, Profile
 from tackroom.profile.render import import_native, plan_render, write
