@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tackroom.errors import StreamLineError
-from tackroom.trace.events import AssistantText, ErrorEvent, Event, Finished
 
 if TYPE_CHECKING:
     from tackroom.profile.engines.base import Engine
+    from tackroom.trace.events import ErrorEvent, Event
     from tackroom.trace.model import TranscriptReader
+
+# The events are imported where a parser makes them, not here: a render imports the families for
+# their engines and never parses a stream, so it does not make the events' classes either.
 
 __all__ = [
     "MAX_DEPTH",
@@ -68,6 +71,8 @@ def tolerant(feed: Callable[[P, str], list[Event]]) -> Callable[[P, str], list[E
         try:
             return feed(parser, line)
         except StreamLineError as exc:
+            from tackroom.trace.events import ErrorEvent
+
             return [ErrorEvent(line, message=f"a line was not used: {exc}", fatal=False)]
 
     return guarded
@@ -187,6 +192,8 @@ class PlainTextParser(StreamParser):
         if self.lines.left_out:
             lines.append(f"[tackroom: {self.lines.left_out} lines of output left out here]")
         text = "\n".join([*lines, *self.lines.tail]).strip()
+        from tackroom.trace.events import AssistantText, Finished
+
         events: list[Event] = [AssistantText(text=text)] if text else []
         return [*events, Finished(final_text=text or None, ok=exit_code == 0)]
 

@@ -15,7 +15,6 @@ from tackroom.families.base import (
     Family,
     StreamParser,
 )
-from tackroom.families.claude_code.stream import ClaudeStreamParser
 
 if TYPE_CHECKING:
     from tackroom.trace.model import TranscriptReader
@@ -30,6 +29,8 @@ class ClaudeCode(Family):
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
 
     def parser(self) -> StreamParser:
+        from tackroom.families.claude_code.stream import ClaudeStreamParser
+
         return ClaudeStreamParser()
 
     def transcripts(self) -> TranscriptReader:

@@ -28,15 +28,10 @@ from tackroom.families.base import (
     Family,
     StreamParser,
 )
-from tackroom.families.copilot.stream import CopilotStreamParser, copilot_home, session_usage
 from tackroom.paths import check_name, inside
-from tackroom.trace.events import (
-    ErrorEvent,
-    Event,
-    SessionStarted,
-)
 
 if TYPE_CHECKING:
+    from tackroom.trace.events import Event
     from tackroom.trace.model import TranscriptReader
 
 
@@ -51,6 +46,8 @@ class Copilot(Family):
     reports_usage = frozenset({"input", "output", "cache_read", "reasoning"})
 
     def parser(self) -> StreamParser:
+        from tackroom.families.copilot.stream import CopilotStreamParser
+
         return CopilotStreamParser()
 
     def transcripts(self) -> TranscriptReader:
@@ -65,6 +62,9 @@ class Copilot(Family):
         only one there: a state dir holding other sessions (the real home, copied
         credentials) is not guessed at, and usage stays not reported.
         """
+        from tackroom.families.copilot.stream import copilot_home, session_usage
+        from tackroom.trace.events import ErrorEvent, SessionStarted
+
         root = copilot_home(home, env)
         if root is None:
             return []

@@ -8,7 +8,6 @@ parser reads it; no stream has been recorded from a real binary yet.
 from __future__ import annotations
 
 from tackroom.families.base import Family, StreamParser
-from tackroom.families.claude_code.stream import ClaudeStreamParser
 
 
 class Cursor(Family):
@@ -18,6 +17,8 @@ class Cursor(Family):
     terminal = 'its "result" line'
 
     def parser(self) -> StreamParser:
+        from tackroom.families.claude_code.stream import ClaudeStreamParser
+
         return ClaudeStreamParser()
 
 

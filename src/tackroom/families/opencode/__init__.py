@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tackroom.families.base import Family, StreamParser
-from tackroom.families.opencode.stream import OpencodeStreamParser
 
 if TYPE_CHECKING:
     from tackroom.trace.model import TranscriptReader
@@ -37,6 +36,8 @@ class Opencode(Family):
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
 
     def parser(self) -> StreamParser:
+        from tackroom.families.opencode.stream import OpencodeStreamParser
+
         return OpencodeStreamParser()
 
     def transcripts(self) -> TranscriptReader:

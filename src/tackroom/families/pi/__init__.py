@@ -31,7 +31,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tackroom.families.base import Family, StreamParser
-from tackroom.families.pi.stream import PiStreamParser
 
 if TYPE_CHECKING:
     from tackroom.trace.model import TranscriptReader
@@ -46,6 +45,8 @@ class Pi(Family):
     reports_usage = frozenset({"input", "output", "cache_read"})
 
     def parser(self) -> StreamParser:
+        from tackroom.families.pi.stream import PiStreamParser
+
         return PiStreamParser()
 
     def transcripts(self) -> TranscriptReader:
