@@ -30,7 +30,6 @@ then detection, and they say which they chose and why.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
+from tackroom._hash import sha256
 from tackroom.errors import DetectionError, TackroomError
 
 if TYPE_CHECKING:
@@ -414,7 +414,7 @@ def _digest(root: Path, entry: _Entry) -> bytes | None:
         return None
     if data is None or len(data) > MAX_COMPARE:
         return None
-    return hashlib.sha256(data).digest()
+    return sha256(data).digest()
 
 
 # -- choosing ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ Nothing here imports the rest of tackroom: the mock and the CLI edge use it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -87,13 +88,23 @@ _SHAPES = (
 # megabyte body a test; after a literal, the search for it is fast).
 _SHAPE_PATTERNS = [f"{prefix}(?<![A-Za-z0-9_-]{prefix}){rest}" for _, prefix, rest, _ in _SHAPES]
 _KEY_SHAPE = re.compile("|".join(f"(?:{pattern})" for pattern in _SHAPE_PATTERNS))
-_SHAPE_NAMES = [
-    (shape[0], re.compile(pattern)) for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)
-]
-_KEY_SHAPES_BYTES = [
-    (tuple(literal.encode() for literal in shape[3]), re.compile(pattern.encode()))
-    for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)
-]
+
+
+# Each shape on its own, as text and as bytes, compiled on first use: most commands never need them,
+# and compiling 24 patterns is a millisecond or two of every start.
+@functools.cache
+def _shape_names() -> list[tuple[str, re.Pattern[str]]]:
+    return [(shape[0], re.compile(pattern)) for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)]
+
+
+@functools.cache
+def _key_shapes_bytes() -> list[tuple[tuple[bytes, ...], re.Pattern[bytes]]]:
+    return [
+        (tuple(literal.encode() for literal in shape[3]), re.compile(pattern.encode()))
+        for shape, pattern in zip(_SHAPES, _SHAPE_PATTERNS, strict=True)
+    ]
+
+
 _ENV_REF = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$|^\$[A-Za-z_][A-Za-z0-9_]*$")
 _MIN_SECRET = 6
 """Shorter known values are not replaced in free text: '1' would garble everything."""
@@ -134,7 +145,7 @@ def redact_key_shapes(data: bytes) -> bytes:
 
     Each shape is searched for only where its literal prefix occurs: a megabyte of prose costs
     about a millisecond."""
-    for literals, shape in _KEY_SHAPES_BYTES:
+    for literals, shape in _key_shapes_bytes():
         if any(literal in data for literal in literals):
             data = shape.sub(REDACTED.encode(), data)
     return data
@@ -145,7 +156,7 @@ def key_shape(text: str) -> str | None:
     found = _KEY_SHAPE.search(text)
     if found is None:
         return None
-    return next(name for name, shape in _SHAPE_NAMES if shape.fullmatch(found.group(0)))
+    return next(name for name, shape in _shape_names() if shape.fullmatch(found.group(0)))
 
 
 def _header_value(match: re.Match[str]) -> str:

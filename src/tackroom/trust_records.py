@@ -14,7 +14,6 @@ adapter resolution and no profile, so planning a run can ask it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from stat import S_ISREG
 from typing import Any, Literal, Protocol
 
 from tackroom._files import data_dir
+from tackroom._hash import sha256
 from tackroom.errors import TrustError, UntrustedProjectError
 from tackroom.repo import project_chain
 
@@ -164,7 +164,7 @@ def find_project(path: Path, covers: Sequence[str]) -> Path:
 
 def digest(directory: Path, covers: Sequence[str]) -> str:
     """A hash of every entry under ``directory/<covered>``; a link counts as its target text, unfollowed."""
-    sha = hashlib.sha256()
+    sha = sha256()
     for relative, kind, data in _entries(directory, covers):
         sha.update(f"{len(relative)}:{relative}:{kind}:{len(data)}:".encode("utf-8", "surrogateescape"))
         sha.update(data)
@@ -312,7 +312,7 @@ def directory_of(path: Path) -> Path:
 
 def record_file(store: Path, directory: Path) -> Path:
     """The file in ``store`` that holds the record of ``directory``."""
-    key = hashlib.sha256(str(directory).encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    key = sha256(str(directory).encode("utf-8", "surrogateescape")).hexdigest()[:40]
     return store / f"{key}.json"
 
 

@@ -28,12 +28,12 @@ adapter) are still read; their claims belong to no adapter in particular
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tackroom._hash import sha256
 from tackroom.errors import ProfileError
 from tackroom.paths import inside, read_inside
 
@@ -44,7 +44,7 @@ LEGACY = ""
 
 
 def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def entry_digest(value: Any) -> str:

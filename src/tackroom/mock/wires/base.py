@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -10,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
+from tackroom._hash import sha256
 from tackroom.mock.answer import Content
 from tackroom.mock.script import Usage
 
@@ -42,7 +42,7 @@ class Exchange:
     def ident(self) -> str:
         """A deterministic id suffix: retries get the same ids, other conversations other ids."""
         canonical = json.dumps(self.body, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+        return sha256(canonical.encode()).hexdigest()[:24]
 
 
 class Wire(ABC):
