@@ -275,6 +275,7 @@ WARM = (
     "tackroom.run.process",
     "tackroom.run.session",
     "tackroom.mock.server",
+    "tackroom.mock._http",
     "tackroom.sandboxes.bwrap",
     "tackroom.trace.attribute",
     "tackroom.trace.index",
