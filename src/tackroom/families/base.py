@@ -221,6 +221,10 @@ class Family(ABC):
     Finished event failed, and this names what was missing. Families whose
     stream has no such line make their Finished at :meth:`StreamParser.close`.
     """
+    sidecars: tuple[str, ...] = ()
+    """Endings of files beside each of its logs whose changes are the log's (a database's write-ahead
+    log, ``-wal``): the index sees the log as changed when one of them changed. Declared here, not on
+    the reader, so finding a run's logs does not import the reader when there are none to read."""
     engines_module: str | None = None
     """The module whose ``ENGINES`` lists the renderers only this family needs (imported on first use)."""
 

@@ -175,37 +175,42 @@ def run_traces(
     from tackroom.families import get_family
 
     found = RunTraces()
-    reader = get_family(adapter.family).transcripts()
-    if reader is None or not adapter.effective.get("transcripts"):
+    if not adapter.effective.get("transcripts"):
         return found
     roots: list[Root] = (
         run_roots(adapter, run_dir, workdir) if isolated else home_roots(adapter, env, home, workdir)
     )
     window = RunWindow(run_dir.name, adapter.name, str(workdir), started, ended, isolated=False)
     since_ns = int((started - timedelta(seconds=SLACK_S)).timestamp() * 1e9)
+    issues: list[TraceIssue] = []
+    # Untouched since before the run started: none of its sessions.
+    sources = [s for root in roots for s in walk(root, issues) if isolated or s.mtime_ns >= since_ns]
+    if not sources and not issues:
+        return found  # nothing to read: the family's reader (and what it imports) is not even loaded
+    reader = get_family(adapter.family).transcripts()
+    if reader is None:
+        return found
+    found.issues += issues
     sessions: dict[str, Trace] = {}
-    for root in roots:
-        for source in walk(root, found.issues):
-            if not isolated and source.mtime_ns < since_ns:
-                continue  # untouched since before the run started: none of its sessions
-            for item in reader.read(source.path, Cursor()):
-                if isinstance(item, TraceIssue):
-                    found.issues.append(item)
+    for source in sources:
+        for item in reader.read(source.path, Cursor()):
+            if isinstance(item, TraceIssue):
+                found.issues.append(item)
+                continue
+            session = item.session_id
+            trace = sessions.get(session)
+            if trace is None:
+                if len(sessions) >= MAX_SESSIONS:
                     continue
-                session = item.session_id
-                trace = sessions.get(session)
-                if trace is None:
-                    if len(sessions) >= MAX_SESSIONS:
-                        continue
-                    trace = sessions[session] = Trace(adapter.name, SessionMeta(session))
-                if source.path not in trace.sources:
-                    trace.sources.append(source.path)
-                if isinstance(item, TraceEvent):
-                    trace.events.append(item)
-                else:
-                    from tackroom.trace.index import merge_meta
+                trace = sessions[session] = Trace(adapter.name, SessionMeta(session))
+            if source.path not in trace.sources:
+                trace.sources.append(source.path)
+            if isinstance(item, TraceEvent):
+                trace.events.append(item)
+            else:
+                from tackroom.trace.index import merge_meta
 
-                    trace.meta = merge_meta(trace.meta, item)
+                trace.meta = merge_meta(trace.meta, item)
     for trace in sessions.values():
         if not isolated:
             claim = attribute(adapter.name, trace.meta, None, [window, *others])

@@ -48,7 +48,7 @@ class Root:
     run_id: str | None = None
     """The run whose isolated home this is (None: the user's own home)."""
     sidecars: tuple[str, ...] = ()
-    """Endings of files beside each log that are part of it (see ``TranscriptReader.sidecars``)."""
+    """Endings of files beside each log that are part of it (see ``Family.sidecars``)."""
 
 
 class Source(NamedTuple):
@@ -114,8 +114,7 @@ def run_roots(adapter: Adapter, run_dir: Path, workdir: Path | None = None) -> l
 
 def sidecars(adapter: Adapter) -> tuple[str, ...]:
     """The endings of the files beside each of ``adapter``'s logs that are part of it."""
-    reader = get_family(adapter.family).transcripts()
-    return reader.sidecars if reader is not None else ()
+    return get_family(adapter.family).sidecars
 
 
 def transcripts(adapter: Adapter) -> tuple[list[str], str]:

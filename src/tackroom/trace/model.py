@@ -213,9 +213,6 @@ class TranscriptReader:
     read again whole when it changes (a database)."""
     suffixes: tuple[str, ...] = (".jsonl",)
     """File endings this reader takes (discovery's glob comes from the adapter)."""
-    sidecars: tuple[str, ...] = ()
-    """Endings of files beside a log whose changes are the log's (a database's write-ahead log,
-    ``-wal``): the index sees the log as changed when one of them changed."""
 
     def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
         """The items of ``path`` from ``cursor`` on, advancing it.

@@ -34,6 +34,7 @@ class Opencode(Family):
     stream = "opencode run --format json"
     verified = True
     reports_usage = frozenset({"input", "output", "cache_read", "cache_write"})
+    sidecars = ("-wal",)  # opencode.db's write-ahead log
 
     def parser(self) -> StreamParser:
         from tackroom.families.opencode.stream import OpencodeStreamParser

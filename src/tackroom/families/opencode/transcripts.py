@@ -172,7 +172,6 @@ class OpencodeTranscripts(TranscriptReader):
 
     incremental = False
     suffixes = (".db",)
-    sidecars = ("-wal",)
 
     def read(self, path: Path, cursor: Cursor, *, usage_only: bool = False) -> Iterator[TraceItem]:
         try:
