@@ -56,6 +56,31 @@ def test_public_api_is_exactly_this() -> None:
     }
 
 
+def test_the_public_names_load_on_first_use_and_are_the_same_on_every_access() -> None:
+    """tackroom.mock binds each name when first asked for (a run does not load the wires for its
+    server): each is its module's object, the same on every access, listed by dir()."""
+    import subprocess
+    import sys
+
+    code = """
+import importlib, sys, tackroom.mock as mock
+assert "tackroom.mock.wires" not in sys.modules and "tackroom.mock.dispatch" not in sys.modules
+first = {name: getattr(mock, name) for name in mock.__all__}
+for name, where in mock._WHERE.items():
+    home = importlib.import_module(f"tackroom.mock.{where}")
+    assert getattr(mock, name) is first[name] is getattr(home, name)
+assert set(mock.__all__) <= set(dir(mock))
+try:
+    mock.NoSuchName
+except AttributeError as exc:
+    assert "NoSuchName" in str(exc)
+else:
+    raise AssertionError("an unknown name was found")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_default_usage_is_distinctive() -> None:
     assert Usage(input=1234, output=56, cache_read=78, cache_write=9, reasoning=0) == DEFAULT_USAGE
     assert mock_api.DEFAULT_TEXT == "MOCK-REPLY-OK"
