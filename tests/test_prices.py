@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from tackroom.prices import ModelPrices, _derive
+from tackroom.prices import ModelPrices, PriceBook, _derive
 
 MODELS = [
     "claude-sonnet-4-5-20250929",  # a threshold: two price classes
@@ -22,7 +23,7 @@ def test_the_child_prices_as_the_public_function_does() -> None:
     function's, model by model, and a model the table does not know has none."""
     done = subprocess.run(
         [sys.executable, "-m", "tackroom.prices"],
-        input=json.dumps(MODELS),
+        input="go\n" + json.dumps(MODELS),
         capture_output=True,
         text=True,
         timeout=120,
@@ -52,3 +53,35 @@ def test_the_child_leaves_the_price_updater_unloaded() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_child_waits_for_go_and_a_closed_stdin_asks_nothing() -> None:
+    """Started early, the child loads nothing until told; its parent closing stdin first ends it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tackroom.prices"], input="", capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_a_book_warmed_told_and_asked_prices_as_one_asked_at_once(tmp_path: Path) -> None:
+    """warm() starts the child, go() lets it load the table, prefetch() asks: the same rates as a
+    book that starts its child only when asked. A child never asked ends with close(), told or not."""
+    models = ["claude-sonnet-4-5-20250929", "gpt-4o"]
+    early = PriceBook(tmp_path / "early.json")
+    early.warm()
+    early.go()
+    early.prefetch(models)
+    late = PriceBook(tmp_path / "late.json")
+    late.prefetch(models)
+    for model in models:
+        assert early.lookup(model) == late.lookup(model) == _derive(model), model
+    for told in (False, True):
+        unasked = PriceBook(tmp_path / f"unasked-{told}.json")
+        unasked.warm()
+        child = unasked._child
+        assert child is not None and child.poll() is None
+        if told:
+            unasked.go()
+        unasked.close()
+        assert child.poll() is not None  # ended, not left behind
+        assert not (tmp_path / f"unasked-{told}.json").exists()

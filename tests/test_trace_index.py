@@ -117,6 +117,39 @@ def test_streamed_lines_of_one_call_count_once_with_their_last_figures(projects:
     assert report["totals"]["total"] == 13 + 11 + 100 + 5 + 1 + 2
 
 
+def test_a_scan_says_once_when_its_readers_leave_a_core_free(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``released`` (the price table's go): at once when one process reads, when fewer batches than
+    workers are left when several do, and with nothing to read as the scan ends; always once."""
+    for n in range(12):
+        write(
+            projects / f"p{n % 3}" / f"s{n}.jsonl",
+            line(f"s{n}", "2026-11-01T10:00:00.000Z", f"m{n}", u(n, 1)),
+        )
+    said: list[str] = []
+
+    def scan(db: str, jobs: int) -> None:
+        api.scan(
+            harness="claude-code",
+            db=StateDB(Path(os.environ["HOME"]) / db),
+            jobs=jobs,
+            progress=lambda done, total: said.append("read"),
+            released=lambda: said.append("released"),
+        )
+
+    scan("one.db", 1)
+    assert said[0] == "released" and said.count("released") == 1 and said.count("read") >= 1
+    said.clear()
+    monkeypatch.setattr(index, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(index, "BATCH_FILES", 2)  # six batches for two workers
+    scan("two.db", 2)
+    assert said == ["read"] * 5 + ["released", "read"]
+    said.clear()
+    scan("two.db", 2)  # nothing changed: nothing to read
+    assert said == ["released"]
+
+
 def test_a_call_copied_into_another_session_file_counts_once(projects: Path) -> None:
     first = line("s1", "2026-11-01T10:00:01.000Z", "msg_a", u(10, 1))
     write(projects / "p" / "s1.jsonl", first)

@@ -108,6 +108,8 @@ class PriceBook:
         self._loaded = False
         self._dirty = False
         self._child: subprocess.Popen[str] | None = None
+        self._told = False
+        """Whether the child was told to load the table (:meth:`go`)."""
 
     @classmethod
     def default(cls) -> PriceBook:
@@ -126,17 +128,33 @@ class PriceBook:
 
     def warm(self) -> None:
         """With nothing cached for this ``genai-prices`` release (a new machine's first report), start
-        the child :meth:`prefetch` will ask now: it imports the table while the logs are read."""
+        the child :meth:`prefetch` will ask now. It starts Python and waits for :meth:`go` to import
+        the table: its parent says go once the logs' readers no longer keep every core busy, so the
+        table loads beside the report instead of under the readers."""
         if self._child is None and self._cache_file is not None and not self._cache_file.exists():
             with contextlib.suppress(OSError):
                 self._child = _start_child()
+                self._told = False
+
+    def go(self) -> None:
+        """Tell a child started by :meth:`warm` to import the table now (once; nothing without one)."""
+        if self._child is None or self._told or self._child.stdin is None:
+            return
+        self._told = True
+        with contextlib.suppress(OSError):
+            self._child.stdin.write("go\n")
+            self._child.stdin.flush()
 
     def close(self) -> None:
-        """Stop a child started by :meth:`warm` that was never asked (it reads no more, and ends)."""
+        """Stop a child started by :meth:`warm` that was never asked: one still waiting for go ends at
+        its stdin's end; one loading the table is killed (it holds nothing: the cache is ours)."""
         child, self._child = self._child, None
-        if child is not None:
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                child.communicate(input="[]", timeout=PREFETCH_TIMEOUT_S)
+        if child is None:
+            return
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            if self._told:
+                child.kill()
+            child.communicate(timeout=PREFETCH_TIMEOUT_S)
 
     def prefetch(self, models: Iterable[str]) -> None:
         """Derive the prices of the ``models`` not known yet, all at once, in a child process.
@@ -150,9 +168,11 @@ class PriceBook:
         if not missing:
             return
         child, self._child = self._child, None
+        told, self._told = child is not None and self._told, False
         try:
             child = child or _start_child()
-            out, _ = child.communicate(input=json.dumps(missing), timeout=PREFETCH_TIMEOUT_S)
+            asked = ("" if told else "go\n") + json.dumps(missing)
+            out, _ = child.communicate(input=asked, timeout=PREFETCH_TIMEOUT_S)
             if child.returncode != 0:
                 return
             found = json.loads(out)
@@ -279,12 +299,16 @@ def _table() -> Table:
 
 
 def _main() -> None:
-    """``python -m tackroom.prices``: the prices of the models named on stdin (a JSON list), as JSON.
+    """``python -m tackroom.prices``: on stdin a line ``go``, then the models to price (a JSON list);
+    on stdout their prices, as JSON.
 
-    The table is imported before stdin is read: a child started early (:meth:`PriceBook.warm`)
-    imports it while its parent reads the logs."""
+    The table is imported on ``go``, before the models are read: a child started early
+    (:meth:`PriceBook.warm`) waits for its parent's go, then imports it while the parent builds
+    its report. A stdin closed before ``go`` asks nothing: the child ends without the table."""
+    if sys.stdin.readline().strip() != "go":
+        return
     with contextlib.suppress(OSError):
-        os.nice(19)  # started early, it takes what the log readers leave of the machine
+        os.nice(19)  # it takes what the report leaves of the machine
     table = _table()
 
     models = json.loads(sys.stdin.read() or "[]")

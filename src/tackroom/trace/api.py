@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,8 +109,10 @@ def scan(
     db: StateDB | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    released: Callable[[], None] | None = None,
 ) -> ScanReport:
-    """Bring the index up to date with the logs on disk; return what was read.
+    """Bring the index up to date with the logs on disk; return what was read (``released``: see
+    :meth:`TraceIndex.scan <tackroom.trace.index.TraceIndex.scan>`).
 
     >>> import json, pathlib, tackroom
     >>> log = pathlib.Path.home() / ".claude/projects/-work/s1.jsonl"  # a Claude Code session's log
@@ -150,7 +152,9 @@ def scan(
     families = {root.harness: adapters[root.harness].family for root in roots}
     if harness is not None:
         families.setdefault(harness, adapters[harness].family)
-    report = _index(where.env, db).scan(sources, families=families, jobs=jobs, progress=progress)
+    report = _index(where.env, db).scan(
+        sources, families=families, jobs=jobs, progress=progress, released=released
+    )
     report.issues = issues
     report.roots = [[str(root.path), root.glob, *root.sidecars] for root in roots]
     report.harnesses = sorted(families)
@@ -375,7 +379,7 @@ def usage_text(
     if prices is not None:
         prices.warm()
     try:
-        scanned = scan(harness=harness, where=where, jobs=jobs)
+        scanned = scan(harness=harness, where=where, jobs=jobs, released=prices.go if prices else None)
         index = _index(where.env, None)
         generation = index.generation()
         options = UsageOptions(group, harness, since, until, timezone, cost)

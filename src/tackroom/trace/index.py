@@ -314,9 +314,14 @@ class TraceIndex:
         families: Mapping[str, str],
         jobs: int | None = None,
         progress: Progress | None = None,
+        released: Callable[[], None] | None = None,
     ) -> ScanReport:
         """Bring the index up to date with ``sources``: every file found for the harnesses ``families``
-        names (adapter name -> family name)."""
+        names (adapter name -> family name).
+
+        ``released`` is called once the scan no longer keeps every core busy: at once when it reads
+        in this process, when its workers are done when it has them (a caller's side work, such as
+        loading a price table, then runs beside the rest instead of under the readers)."""
         report = ScanReport(files=len(sources))
         with self.db.connect() as db:
             known = {
@@ -344,6 +349,8 @@ class TraceIndex:
         scanned = set(families)
         gone = [row[0] for path, row in known.items() if row[2] in scanned and path not in seen]
         if not tasks and not gone:
+            if released is not None:
+                released()
             return report
         report.bytes_read = sum(_todo(task) for task in tasks)
         report.read = len(tasks)
@@ -355,7 +362,7 @@ class TraceIndex:
         try:
             with self.db.errors():
                 held.execute("PRAGMA synchronous=NORMAL")  # a cache of the logs: a crash loses a batch
-            self._read_all(tasks, report.bytes_read, jobs, progress, held)
+            self._read_all(tasks, report.bytes_read, jobs, progress, held, released)
             with self.db.errors():
                 held.execute("PRAGMA wal_autocheckpoint=0")  # this commit leaves the log to _close_aside
                 _begin(held)
@@ -377,6 +384,7 @@ class TraceIndex:
         jobs: int | None,
         progress: Progress | None,
         held: sqlite3.Connection,
+        released: Callable[[], None] | None = None,
     ) -> None:
         """Read ``tasks`` and store what each read found, in batches of about :data:`BATCH_BYTES`.
 
@@ -403,6 +411,8 @@ class TraceIndex:
         # Each worker keeps a connection of its own, opened after the fork, never shared, and closed as
         # it ends (before ``held``).
         if jobs <= 1 or total < PARALLEL_BYTES or len(batches) < 2:
+            if released is not None:
+                released()  # one core reads: the others are free
             for batch in batches:
                 done += read_and_store(self.db, batch, held)
                 if progress:
@@ -412,13 +422,19 @@ class TraceIndex:
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         )
-        with context.Pool(min(jobs, len(batches)), initializer=_start_worker, initargs=(self.db,)) as pool:
-            for read in pool.imap_unordered(partial(_worker_read, self.db), batches):
+        workers = min(jobs, len(batches))
+        with context.Pool(workers, initializer=_start_worker, initargs=(self.db,)) as pool:
+            for n, read in enumerate(pool.imap_unordered(partial(_worker_read, self.db), batches), 1):
                 done += read
                 if progress:
                     progress(done, total)
+                if released is not None and len(batches) - n < workers:
+                    released()  # fewer batches left than workers: a core is free from now on
+                    released = None
             pool.close()
             pool.join()
+        if released is not None:
+            released()
 
 
 _CHECKPOINTS: list[threading.Thread] = []
