@@ -113,4 +113,8 @@ def test_a_profile_render(tmp_path: Path, targets: list[str]) -> None:
     heavy = ("aiohttp", "genai_prices", "psycopg", "anthropic", "openai", "asyncio", "msgspec", "sqlite3")
     # PyYAML only for a head that is more than plain words (tackroom.profile.frontmatter)
     # No stream is parsed: the families come for their engines, without their parsers and the events
-    check(names, (*heavy, "yaml", "tackroom.run", "tackroom.gateway", "tackroom.trace"), budget=260)
+    check(
+        names,
+        (*heavy, "typer", "rich", "yaml", "tackroom.run", "tackroom.gateway", "tackroom.trace"),
+        budget=150,
+    )

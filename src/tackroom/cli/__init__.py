@@ -5,7 +5,7 @@ prints one message to stderr and exits 1; usage errors exit 2; Ctrl-C exits
 130; a traceback only with ``--debug``.
 
 The commands live in :mod:`tackroom.cli.app`. A usage report, the adapter
-listing and a run, the commands people and scripts run over and over, first try
+listing, a run and a profile render, the commands people and scripts run over and over, first try
 :mod:`tackroom.cli.quick`, which takes their common forms without importing
 the CLI framework; anything it does not handle exactly (help, a mistake, an
 option it does not know) goes to the full application, which says what is
@@ -41,6 +41,11 @@ def main() -> None:
             from tackroom.cli.quick import adapters_quickly
 
             if adapters_quickly(sys.argv[2:]):
+                _end_now()
+        elif sys.argv[1:2] == ["profile"]:
+            from tackroom.cli.quick import render_quickly
+
+            if render_quickly(sys.argv[2:]):
                 _end_now()
         elif sys.argv[1:2] == ["run"]:
             from tackroom.cli.quick import run_quickly

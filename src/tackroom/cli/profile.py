@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from tackroom.cli._output import console, escape, print_json
+from tackroom.cli._render import load as load
+from tackroom.cli._render import report
 
 if TYPE_CHECKING:
-    from tackroom.profile.model import Profile
     from tackroom.profile.render import Imported, Rendered
 
 app = typer.Typer(help="Render a neutral profile into a harness's native files, or import them back.")
@@ -18,22 +19,6 @@ app = typer.Typer(help="Render a neutral profile into a harness's native files, 
 PROFILE_OPT = typer.Option(
     [], "--profile", help="Profile directory; repeat to layer (default: global, then .tackroom/profile)."
 )
-
-
-def load(dirs: list[Path]) -> Profile:
-    """The profile from ``dirs`` (the user's word), or the default global + project layers.
-
-    By default a project's hooks and MCP servers are used only once the user
-    trusted the project (``tackroom trust``); ``Profile.withheld`` says what was
-    left out.
-    """
-    from tackroom.adapters.resolve import resolve_builtins
-    from tackroom.profile.load import load_profile
-    from tackroom.trust import default_profile
-
-    if not dirs:
-        return default_profile(Path.cwd(), harnesses=resolve_builtins())
-    return load_profile(dirs, harnesses=resolve_builtins())
 
 
 NAME_ARG = typer.Argument(None, help="Adapter name (default: the project's harness, else the one detected).")
@@ -113,15 +98,7 @@ def render(
     for note in (n for r in rendered for n in r.kept):
         err.print(f"[yellow]{escape(note)}[/]", highlight=False)
     if as_json:
-        reports = [
-            r.to_json()
-            | {
-                "written": [str(p) for p in r.written],
-                "removed": [str(p) for p in r.removed],
-                "kept": list(r.kept),
-            }
-            for r in rendered
-        ]
+        reports = [report(r) for r in rendered]
         print_json(reports if many else reports[0])
         return
     out = console()

@@ -3,9 +3,10 @@
 Importing Typer costs more than these commands' own work (about 40 ms of a 50 ms listing; with
 Rich, about 150 ms of a usage report). This takes exactly their common forms: ``tackroom usage
 GROUP ... --json`` (parsing exactly the options :mod:`tackroom.cli.usage` documents, the
-reference), ``tackroom adapters list --json``, and ``tackroom run NAME PROMPT`` with any option of
-:mod:`tackroom.cli.run` but ``--profile`` (checked as it checks them); tests run each both ways on
-the same arguments and hold the options to the full command's. Anything else (a table, ``--help``,
+reference), ``tackroom adapters list --json``, ``tackroom run NAME PROMPT`` with any option of
+:mod:`tackroom.cli.run` but ``--profile`` (checked as it checks them), and ``tackroom profile
+render NAME... --into DIR --json``; tests run each both ways on the same arguments and hold the
+options to the full command's. Anything else (a table, ``--help``,
 an unknown option, a bad value) is left to the full application, which handles it, errors and all.
 """
 
@@ -277,6 +278,80 @@ def run_quickly(args: list[str]) -> int | None:
         network=None if network is None else "none" if network == "none" else "host",
         image=found.get("image"),
     )
+
+
+def parse_render(args: list[str]) -> dict[str, Any] | None:
+    """``profile render NAME... --into DIR --json [--profile DIR]... [--scope home|project]`` as
+    :func:`tackroom.cli.profile.render` takes it; None for any other form (no name, --all, --check,
+    --gitignore, a table, help, a repeated or unknown option, a value it would refuse)."""
+    import os
+
+    if args[:1] != ["render"]:
+        return None
+    found: dict[str, Any] = {"names": [], "profile": []}
+    rest = args[1:]
+    while rest:
+        arg = rest.pop(0)
+        if not arg.startswith("-"):
+            found["names"].append(arg)
+            continue
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name == "--json" and not eq and "json" not in found:
+            found["json"] = True
+            continue
+        if name not in ("--into", "--profile", "--scope"):
+            return None
+        if not eq:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        key = name[2:]
+        if key == "profile":
+            found["profile"].append(value)
+        elif key in found or not value:
+            return None
+        else:
+            found[key] = value
+    if not found["names"] or not found.get("json") or "into" not in found:
+        return None
+    if found.get("scope", "home") not in ("home", "project"):
+        return None
+    if os.path.exists(found["into"]) and not os.path.isdir(found["into"]):
+        return None  # Click's Path(file_okay=False): the full command says so
+    return found
+
+
+def render_quickly(args: list[str]) -> bool:
+    """Render here if this path takes the arguments (:func:`parse_render`); False to hand them on."""
+    found = parse_render(args)
+    if found is None:
+        return False
+    import sys
+    from pathlib import Path
+
+    from tackroom.adapters.resolve import load_adapters
+    from tackroom.cli._output import print_json, printable
+    from tackroom.cli._render import load, report
+    from tackroom.profile.render import plan_render, write_all
+
+    cwd = Path.cwd()
+    known = load_adapters(project=cwd)
+    adapters = [known[name] for name in dict.fromkeys(found["names"])]
+    root = cwd / found["into"]
+    project = found.get("scope") == "project"
+    loaded = load([Path(each) for each in found["profile"]])
+    planned = [
+        plan_render(loaded, adapter, root=root, scope="project" if project else "home")
+        for adapter in adapters
+    ]
+    for note in (*(d for r in planned for d in r.drops), *loaded.withheld):
+        print(printable(str(note)), file=sys.stderr)
+    rendered = write_all(planned)
+    for kept in (n for r in rendered for n in r.kept):
+        print(printable(kept), file=sys.stderr)
+    reports = [report(r) for r in rendered]
+    print_json(reports if len(reports) > 1 else reports[0])
+    return True
 
 
 def dirs(env: Mapping[str, str]) -> tuple[str, str]:
