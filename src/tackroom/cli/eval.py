@@ -341,7 +341,7 @@ def _url(url: str | None, flag: str) -> str | None:
 def _profile(dirs: list[Path]) -> Any:
     if not dirs:
         return None
-    from tackroom.cli.profile import load
+    from tackroom.cli._render import load
 
     return load(dirs)
 

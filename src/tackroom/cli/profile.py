@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tackroom.cli._output import console, escape, print_json
-from tackroom.cli._render import load as load
-from tackroom.cli._render import report
+from tackroom.cli._render import load, report
 
 if TYPE_CHECKING:
     from tackroom.profile.render import Imported, Rendered

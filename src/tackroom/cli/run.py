@@ -156,6 +156,6 @@ def _profile(dirs: list[Path], no_profile: bool) -> Profile | Literal["default"]
         return None
     if not dirs:
         return "default"  # the global profile and the project's, for isolated runs
-    from tackroom.cli.profile import load
+    from tackroom.cli._render import load
 
     return load(dirs) or None
