@@ -60,7 +60,7 @@ def test_a_cached_listing_imports_neither_pydantic_nor_a_toml_parser(config_dir:
 def test_a_new_machines_first_listing_reads_the_shipped_resolution() -> None:
     """Nothing cached and no operator file: the built-ins come from the file shipped with the package,
     with no validation; it is what a fresh resolution gives, hashes and provenance included."""
-    assert not list(Path(os.environ["XDG_CACHE_HOME"]).glob("tackroom/adapters-*.json"))
+    assert not list(Path(os.environ["XDG_CACHE_HOME"]).glob("tackroom/adapters-*"))
     assert _probe() == "False False"
     shipped = load_adapters()
     os.environ["TACKROOM_NO_CACHE"] = "1"
@@ -111,3 +111,37 @@ def test_a_shipped_resolution_of_other_inputs_is_not_used(tmp_path: Path) -> Non
     assert _shipped(tmp_path / "shipped.json") is None
     assert _shipped(tmp_path / "missing.json") is None
     assert _shipped(SHIPPED) is not None
+
+
+def _cache_file() -> Path:
+    (found,) = Path(os.environ["XDG_CACHE_HOME"]).glob("tackroom/adapters-*.lines")
+    return found
+
+
+def test_a_cached_set_decodes_an_adapter_only_when_asked(config_dir: Path) -> None:
+    """The names come from the cache file without decoding an adapter; a damaged adapter line is a
+    cache miss (a fresh resolution answers, and writes the cache again), never an error."""
+    (config_dir / "tackroom.toml").write_text('[adapter.mine]\nextends = "codex"\n', encoding="utf-8")
+    load_adapters(config=config_dir)
+    path = _cache_file()
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith("mine\t"))
+    lines[at] = 'mine\t{"variants": [{"effective": \n'
+    path.write_text("".join(lines), encoding="utf-8")
+    cached = load_adapters(config=config_dir)
+    assert "mine" in cached and cached["codex"].family == "codex"  # the names; another adapter
+    assert cached["mine"].harness == "codex"  # the damaged line: resolved again
+    assert _cache_file().read_text(encoding="utf-8") != "".join(lines)
+
+
+@pytest.mark.parametrize("damage", ["", "{}\n", "not json\nx\ty\n", "truncated"])
+def test_a_damaged_or_truncated_cache_file_is_a_miss(config_dir: Path, damage: str) -> None:
+    (config_dir / "tackroom.toml").write_text('[adapter.mine]\nextends = "codex"\n', encoding="utf-8")
+    first = load_adapters(config=config_dir)
+    path = _cache_file()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) // 2] if damage == "truncated" else damage, encoding="utf-8")
+    again = load_adapters(config=config_dir)
+    assert list(again) == list(first)
+    assert again["mine"].hash == first["mine"].hash
+    assert _cache_file().read_text(encoding="utf-8") == text

@@ -11,10 +11,11 @@ raised.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,17 +57,38 @@ class AdapterSet(Mapping[str, Adapter]):
     Traceback (most recent call last):
     ...
     tackroom.errors.UnknownAdapterError: unknown adapter 'no-such'; known adapters: aider, ...
+
+    A set read from the cache holds each adapter as its cached JSON text and decodes it when it is
+    first asked for: a command uses one adapter or nine of thirty, and the names cost nothing.
     """
 
-    def __init__(self, adapters: Mapping[str, Adapter], files: tuple[str, ...]) -> None:
-        self._adapters = dict(sorted(adapters.items()))
+    def __init__(
+        self,
+        adapters: Mapping[str, Adapter | str],
+        files: tuple[str, ...],
+        *,
+        heal: Callable[[], AdapterSet] | None = None,
+    ) -> None:
+        self._adapters: dict[str, Adapter | str] = dict(sorted(adapters.items()))
         self.files = files
+        self._heal = heal
+        """Where a cached adapter that does not decode is taken from instead: a fresh resolution."""
 
     def __getitem__(self, name: str) -> Adapter:
         try:
-            return self._adapters[name]
+            found = self._adapters[name]
         except KeyError:
             raise UnknownAdapterError(name, list(self._adapters)) from None
+        if isinstance(found, str):
+            # Decoding twice from two threads is harmless: both make the same value.
+            try:
+                found = Adapter.from_cache(name, json.loads(found))
+            except (ValueError, LookupError, TypeError):  # a damaged cache is a miss, never an error
+                if self._heal is None:
+                    raise
+                found = self._heal()[name]
+            self._adapters[name] = found
+        return found
 
     def __contains__(self, name: object) -> bool:
         # Mapping's default asks __getitem__ and expects KeyError; ours raises UnknownAdapterError.
@@ -83,12 +105,37 @@ class AdapterSet(Mapping[str, Adapter]):
         return resolve_builtins()[name]
 
     def to_cache(self) -> dict[str, Any]:
-        return {"files": list(self.files), "adapters": {n: a.to_cache() for n, a in self._adapters.items()}}
+        return {"files": list(self.files), "adapters": {n: self[n].to_cache() for n in self._adapters}}
 
     @classmethod
     def from_cache(cls, data: Mapping[str, Any]) -> AdapterSet:
         adapters = {name: Adapter.from_cache(name, item) for name, item in data["adapters"].items()}
         return cls(adapters, tuple(data["files"]))
+
+    def pack(self, key: str) -> str:
+        """This set as the cache keeps it (:meth:`unpack`): a JSON header line with ``key``, then one
+        line per adapter, its name, a tab and its JSON."""
+        head = json.dumps({"key": key, "files": list(self.files)})
+        return "\n".join([head, *(f"{n}\t{json.dumps(self[n].to_cache())}" for n in self._adapters)]) + "\n"
+
+    @classmethod
+    def unpack(cls, text: str, key: str, heal: Callable[[], AdapterSet] | None = None) -> AdapterSet | None:
+        """The set :meth:`pack` made with ``key``, its adapters left as text (one that does not decode
+        is taken from ``heal()``); None for another key or a damaged file (a cache miss)."""
+        head, _, body = text.partition("\n")
+        try:
+            header = json.loads(head)
+        except ValueError:
+            return None
+        if not isinstance(header, dict) or header.get("key") != key or not body.endswith("\n"):
+            return None
+        adapters: dict[str, Adapter | str] = {}
+        for line in body[:-1].split("\n"):
+            name, tab, item = line.partition("\t")
+            if not tab or not item.startswith("{"):
+                return None
+            adapters[name] = item
+        return cls(adapters, tuple(header.get("files", ())), heal=heal)
 
 
 def operator_files(directory: Path) -> list[Path]:
@@ -121,6 +168,8 @@ def load_adapters(
     project_file = find_project_file(project) if project is not None else None
     if project_file is not None and project_file.parent.resolve() == directory.resolve():
         project_file = None
+    if not files and project_file is None:
+        return resolve_builtins()  # the same inputs: one load per process
     return _load(files, project_file)
 
 
@@ -146,18 +195,37 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     if os.environ.get("TACKROOM_NO_CACHE"):
         return _resolve(files, project_file)
     from tackroom import __version__
-    from tackroom._files import cache_dir, read_json, write_json
+    from tackroom._files import cache_dir
 
     inputs = [*_builtin_inputs(), *files, *([project_file] if project_file is not None else [])]
     key = _stat_key([__version__, *map(str, inputs)], inputs)
     name = sha256("\0".join(map(str, [*files, project_file])).encode()).hexdigest()[:16]
-    path = cache_dir() / f"adapters-{name}.json"
-    cached = read_json(path)
-    if cached.get("key") == key:
-        return AdapterSet.from_cache(cached)
+    path = cache_dir() / f"adapters-{name}.lines"
+
+    def heal() -> AdapterSet:
+        path.unlink(missing_ok=True)
+        return _load(files, project_file)
+
+    try:
+        cached = AdapterSet.unpack(path.read_text(encoding="utf-8"), key, heal)
+    except (OSError, ValueError):
+        cached = None
+    if cached is not None:
+        return cached
     adapters = (_shipped() if not files and project_file is None else None) or _resolve(files, project_file)
-    write_json(path, {"key": key, **adapters.to_cache()})
+    _write_cache(path, adapters.pack(key))
     return adapters
+
+
+def _write_cache(path: Path, text: str) -> None:
+    """Replace the cache file at once; a cache that cannot be written is skipped, never an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        return
 
 
 def _builtin_inputs() -> list[Path]:
