@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,50 @@ def test_entry_points_and_versions_are_found_as_importlib_metadata_finds_them(tm
     )  # the first acme-families shadows the second
     assert ours["zeta"] == "zeta:F" and ours["legacy"] == "legacy.mod:FAMILY.inner"
     assert ours["claude-code"] == "tackroom.families.claude_code:FAMILY"  # the installed ones too
+
+
+def test_a_later_process_reuses_the_look_until_a_distribution_changes(tmp_path: Path) -> None:
+    """The entry points of the last look are reused (its cache file is what answers) until a
+    distribution is added, removed, gains entry points or has them edited; a damaged cache is a miss."""
+    site = tmp_path / "site"
+    _dist(site, "acme_families-1.0.dist-info", "[tackroom.families]\nacme = acme:F\n")
+    _dist(site, "bare-3.dist-info", None)
+    probe = (
+        "import json; from tackroom._dists import _groups; print(json.dumps(_groups()['tackroom.families']))"
+    )
+    env = {"PYTHONPATH": str(site), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    work = tmp_path / "work"  # sys.path[0] of ``python -c``: not where the cache is written
+    work.mkdir()
+
+    def look() -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=work, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    assert look()["acme"] == "acme:F"
+    cache = tmp_path / ".cache" / "tackroom" / "entry-points.json"
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    data["groups"]["tackroom.families"]["planted"] = "planted:F"
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    assert look()["planted"] == "planted:F"  # reused: nothing changed
+    (site / "acme_families-1.0.dist-info" / "entry_points.txt").write_text(
+        "[tackroom.families]\nacme = b:F\n"
+    )
+    found = look()
+    assert found["acme"] == "b:F" and "planted" not in found  # an edited entry_points.txt
+    (site / "bare-3.dist-info" / "entry_points.txt").write_text("[tackroom.families]\nbare = bare:F\n")
+    assert look()["bare"] == "bare:F"  # a distribution that gained entry points
+    _dist(site, "zeta-1.dist-info", "[tackroom.families]\nzeta = zeta:F\n")
+    assert look()["zeta"] == "zeta:F"  # a new distribution
+    shutil.rmtree(site / "zeta-1.dist-info")
+    assert "zeta" not in look()  # a removed one
+    cache.write_text("{", encoding="utf-8")
+    assert look()["acme"] == "b:F"  # a damaged cache: looked again
+    env["TACKROOM_NO_CACHE"] = "1"
+    cache.unlink()
+    assert look()["acme"] == "b:F" and not cache.exists()
 
 
 def test_the_built_in_hashes_are_hashlibs() -> None:
