@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 __all__ = [
     "REDACTED",
@@ -48,24 +49,47 @@ _SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|COOKIE|AUTH|PAT)(_|$)",
     re.IGNORECASE,
 )
-# scheme://userinfo@ : the userinfo (user:password, or a token used as a user name).
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<userinfo>[^/?#@\s]+)@")
-# A query or fragment parameter whose name says it carries a credential.
-_SECRET_QUERY = re.compile(
-    r"(?P<name>[?&;#](?:[A-Za-z0-9_.-]*?)"
-    r"(?:key|token|secret|password|passwd|pwd|auth|sig|signature|credential|session|code)"
-    r"[A-Za-z0-9_.-]*=)(?P<value>[^&;#\s]+)",
-    re.IGNORECASE,
-)
-# "Authorization: Bearer x", "x-api-key=x" as free text (a header passed as an argument).
-_HEADER_TEXT = re.compile(
-    r"(?P<name>\b(?:proxy-authorization|authorization|x-api-key|x-goog-api-key|api-key|set-cookie|cookie)"
-    r"\s*[:=]\s*)(?P<value>[^\r\n]+)",
-    re.IGNORECASE,
-)
+
+
+# The patterns below are compiled on first use: most commands never need them (compiling them is
+# about 2 ms of every start), and a text that cannot hold a match is not searched (_may_hold).
+@functools.cache
+def _url_userinfo() -> re.Pattern[str]:
+    """scheme://userinfo@ : the userinfo (user:password, or a token used as a user name)."""
+    return re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<userinfo>[^/?#@\s]+)@")
+
+
+@functools.cache
+def _secret_query() -> re.Pattern[str]:
+    """A query or fragment parameter whose name says it carries a credential."""
+    return re.compile(
+        r"(?P<name>[?&;#](?:[A-Za-z0-9_.-]*?)"
+        r"(?:key|token|secret|password|passwd|pwd|auth|sig|signature|credential|session|code)"
+        r"[A-Za-z0-9_.-]*=)(?P<value>[^&;#\s]+)",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _header_text() -> re.Pattern[str]:
+    """A credential header as free text (``Authorization: Bearer x``, ``x-api-key=x``): a header
+    passed as an argument."""
+    return re.compile(
+        r"(?P<name>\b(?:proxy-authorization|authorization|x-api-key|x-goog-api-key|api-key|set-cookie|cookie)"
+        r"\s*[:=]\s*)(?P<value>[^\r\n]+)",
+        re.IGNORECASE,
+    )
+
+
 _HEADER_NAME_PARTS = ("authorization", "api-key", "cookie")
-"""Each name _HEADER_TEXT matches holds one of these."""
-_SCHEME_TOKEN = re.compile(r"(?P<name>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/=-]{4,})")
+"""Each name :func:`_header_text` matches holds one of these."""
+
+
+@functools.cache
+def _scheme_token() -> re.Pattern[str]:
+    return re.compile(r"(?P<name>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/=-]{4,})")
+
+
 # Keys known by their shape alone: a credential pasted into a message, a tool's output or a setting
 # under a name no rule knows (GH = "ghp_...") has no context, only this. Each is (what it is, its
 # fixed-width prefix, the rest, literal prefixes to look for first); a key starts a word, and enough
@@ -87,7 +111,13 @@ _SHAPES = (
 # The word start is checked after the prefix (a look-behind first would cost each position of a
 # megabyte body a test; after a literal, the search for it is fast).
 _SHAPE_PATTERNS = [f"{prefix}(?<![A-Za-z0-9_-]{prefix}){rest}" for _, prefix, rest, _ in _SHAPES]
-_KEY_SHAPE = re.compile("|".join(f"(?:{pattern})" for pattern in _SHAPE_PATTERNS))
+_KEY_LITERALS = tuple(literal for shape in _SHAPES for literal in shape[3])
+"""A text holding none of these holds no key shape."""
+
+
+@functools.cache
+def _key_shape() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{pattern})" for pattern in _SHAPE_PATTERNS))
 
 
 # Each shape on its own, as text and as bytes, compiled on first use: most commands never need them,
@@ -125,19 +155,38 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with URL credentials, credential headers and the given secret values hidden."""
     for value in sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True):
         text = text.replace(value, REDACTED)
-    # Each pattern runs only where the text holds what it cannot match without (a long captured
-    # answer rarely does). Case-insensitive names are looked for lower-cased in ASCII text only:
-    # outside ASCII a match may use another case folding (the Kelvin sign for k).
-    if "@" in text and "://" in text:
-        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    if "=" in text:
-        text = _SECRET_QUERY.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    # Each pattern runs only where the text holds what it cannot match without (_may_hold): a long
+    # captured answer rarely does.
+    may = _may_hold(text)
+    if may.userinfo:
+        text = _url_userinfo().sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    if may.query:
+        text = _secret_query().sub(lambda m: f"{m['name']}{REDACTED}", text)
+    if may.header:
+        text = _header_text().sub(_header_value, text)
+    if may.scheme:
+        text = _scheme_token().sub(lambda m: f"{m['name']}{REDACTED}", text)
+    return _key_shape().sub(REDACTED, text)
+
+
+class _May(NamedTuple):
+    userinfo: bool
+    query: bool
+    header: bool
+    scheme: bool
+
+
+def _may_hold(text: str) -> _May:
+    """Which patterns ``text`` may match: each needs a literal the text must hold. Case-insensitive
+    names are looked for lower-cased in ASCII text only: outside ASCII a match may use another case
+    folding (the Kelvin sign for k)."""
     lowered = text.lower() if text.isascii() else None
-    if lowered is None or any(name in lowered for name in _HEADER_NAME_PARTS):
-        text = _HEADER_TEXT.sub(_header_value, text)
-    if "Bearer" in text or "Basic" in text or "Token" in text:
-        text = _SCHEME_TOKEN.sub(lambda m: f"{m['name']}{REDACTED}", text)
-    return _KEY_SHAPE.sub(REDACTED, text)
+    return _May(
+        "@" in text and "://" in text,
+        "=" in text,
+        lowered is None or any(name in lowered for name in _HEADER_NAME_PARTS),
+        "Bearer" in text or "Basic" in text or "Token" in text,
+    )
 
 
 def redact_key_shapes(data: bytes) -> bytes:
@@ -153,7 +202,9 @@ def redact_key_shapes(data: bytes) -> bytes:
 
 def key_shape(text: str) -> str | None:
     """What kind of key ``text`` holds by its shape alone (``"a GitHub token"``), or None."""
-    found = _KEY_SHAPE.search(text)
+    if not any(literal in text for literal in _KEY_LITERALS):
+        return None
+    found = _key_shape().search(text)
     if found is None:
         return None
     return next(name for name, shape in _shape_names() if shape.fullmatch(found.group(0)))
@@ -167,18 +218,19 @@ def _header_value(match: re.Match[str]) -> str:
 
 def inline_secret(text: str) -> str | None:
     """What credential ``text`` writes out literally (not as a ``${VAR}`` reference), or None."""
-    for match in _URL_USERINFO.finditer(text):
+    may = _may_hold(text)
+    for match in _url_userinfo().finditer(text) if may.userinfo else ():
         _, colon, password = match["userinfo"].partition(":")
         if colon and password and not _is_reference(password):
             return "a password in a URL (user:password@)"
-    for match in _SECRET_QUERY.finditer(text):
+    for match in _secret_query().finditer(text) if may.query else ():
         if not _is_reference(match["value"]):
             return f"a credential in a URL query ({match['name'][1:]}...)"
-    for match in _HEADER_TEXT.finditer(text):
+    for match in _header_text().finditer(text) if may.header else ():
         value = re.sub(r"^(?:Bearer|Basic|Token)\s+", "", match["value"].strip(), flags=re.IGNORECASE)
         if not _is_reference(value):
             return f"a {match['name'].strip(' :=')} header value"
-    for match in _SCHEME_TOKEN.finditer(text):
+    for match in _scheme_token().finditer(text) if may.scheme else ():
         if not _is_reference(match["value"]):
             return f"a {match['name'].strip()} token"
     shape = key_shape(text)

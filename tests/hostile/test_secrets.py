@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import re
 import string
 import subprocess
 from pathlib import Path
@@ -401,11 +402,11 @@ def test_redaction_skips_a_pattern_only_where_it_cannot_match(parts: list[str]) 
     from tackroom import redact
 
     text = "".join(parts)
-    every = redact._URL_USERINFO.sub(lambda m: f"{m['scheme']}{redact.REDACTED}@", text)
-    every = redact._SECRET_QUERY.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
-    every = redact._HEADER_TEXT.sub(redact._header_value, every)
-    every = redact._SCHEME_TOKEN.sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
-    every = redact._KEY_SHAPE.sub(redact.REDACTED, every)
+    every = redact._url_userinfo().sub(lambda m: f"{m['scheme']}{redact.REDACTED}@", text)
+    every = redact._secret_query().sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
+    every = redact._header_text().sub(redact._header_value, every)
+    every = redact._scheme_token().sub(lambda m: f"{m['name']}{redact.REDACTED}", every)
+    every = redact._key_shape().sub(redact.REDACTED, every)
     assert redact.redact_text(text) == every
 
 
@@ -423,5 +424,36 @@ def test_key_shapes_in_bytes_are_found_as_in_text(parts: list[str]) -> None:
     from tackroom import redact
 
     text = "".join(parts)
-    expected = redact._KEY_SHAPE.sub(redact.REDACTED, text).encode("utf-8", "surrogatepass")
+    expected = redact._key_shape().sub(redact.REDACTED, text).encode("utf-8", "surrogatepass")
     assert redact.redact_key_shapes(text.encode("utf-8", "surrogatepass")) == expected
+
+
+@FUZZ
+@given(parts=st.lists(st.sampled_from(SECRET_SHARDS + KEY_SHARDS) | st.text(max_size=4), max_size=16))
+@example(parts=["https://", "u:pw", "@h"])
+@example(parts=["authorızation: x"])
+def test_an_inline_secret_is_looked_for_only_where_it_cannot_be_missed(parts: list[str]) -> None:
+    """inline_secret skips a pattern where a byte search says the text cannot hold a match, and looks
+    for key shapes only where a key's literal prefix occurs: it says what searching everything says."""
+    from tackroom import redact
+
+    text = "".join(parts)
+    expected = None
+    for match in redact._url_userinfo().finditer(text):
+        _, colon, password = match["userinfo"].partition(":")
+        if colon and password and not redact._is_reference(password):
+            expected = expected or "a password in a URL (user:password@)"
+    for match in redact._secret_query().finditer(text):
+        if not redact._is_reference(match["value"]):
+            expected = expected or f"a credential in a URL query ({match['name'][1:]}...)"
+    for match in redact._header_text().finditer(text):
+        value = re.sub(r"^(?:Bearer|Basic|Token)\s+", "", match["value"].strip(), flags=re.IGNORECASE)
+        if not redact._is_reference(value):
+            expected = expected or f"a {match['name'].strip(' :=')} header value"
+    for match in redact._scheme_token().finditer(text):
+        if not redact._is_reference(match["value"]):
+            expected = expected or f"a {match['name'].strip()} token"
+    if expected is None and (found := redact._key_shape().search(text)):
+        shape = next(name for name, shape in redact._shape_names() if shape.fullmatch(found.group(0)))
+        expected = f"{shape} (by its shape)"
+    assert redact.inline_secret(text) == expected
