@@ -134,6 +134,8 @@ def test_a_later_process_reuses_the_look_until_a_distribution_changes(tmp_path: 
     data["groups"]["tackroom.families"]["planted"] = "planted:F"
     cache.write_text(json.dumps(data), encoding="utf-8")
     assert look()["planted"] == "planted:F"  # reused: nothing changed
+    (work / "scratch").mkdir()
+    assert look()["planted"] == "planted:F"  # a sys.path directory changed, but not its distributions
     (site / "acme_families-1.0.dist-info" / "entry_points.txt").write_text(
         "[tackroom.families]\nacme = b:F\n"
     )

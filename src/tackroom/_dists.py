@@ -24,19 +24,22 @@ def distributions() -> Iterator[tuple[str, Path]]:
     """``(normalized name, metadata directory)`` of each installed distribution, in importlib's order."""
     seen: set[str] = set()
     for root in sys.path:
-        try:
-            with os.scandir(root or ".") as listing:
-                children = [entry.name for entry in listing]
-        except OSError:
-            continue
-        for child in children:
-            low = child.lower()
-            if not low.endswith((".dist-info", ".egg-info")):
-                continue
-            name = normalize(low.rpartition(".")[0].partition("-")[0])
+        for child in _metadata_dirs(root or ".") or ():
+            name = normalize(child.lower().rpartition(".")[0].partition("-")[0])
             if name not in seen:
                 seen.add(name)
                 yield name, Path(root or ".", child)
+
+
+def _metadata_dirs(root: str) -> list[str] | None:
+    """The names of the ``*.dist-info`` and ``*.egg-info`` entries of directory ``root``, in listing
+    order; None when it cannot be listed."""
+    try:
+        with os.scandir(root) as listing:
+            children = [entry.name for entry in listing]
+    except OSError:
+        return None
+    return [child for child in children if child.lower().endswith((".dist-info", ".egg-info"))]
 
 
 def normalize(name: str) -> str:
@@ -55,10 +58,12 @@ def _groups() -> dict[str, dict[str, str]]:
     """Every group's entry points, from one look at the installed distributions per process (a run
     wants the families' and the sandboxes': each look reads a hundred directories).
 
-    Across processes the last look is reused while nothing it read has changed: each ``sys.path``
-    directory, each distribution's metadata directory and each ``entry_points.txt`` has the size and
-    modification time it had (installing, removing or editing any of them changes one). A look costs
-    about 5 ms, a reuse a few hundred stats. ``TACKROOM_NO_CACHE=1`` looks every time.
+    Across processes the last look is reused while nothing it read has changed: each
+    distribution's metadata directory and ``entry_points.txt`` has the size and modification time
+    it had, and each ``sys.path`` directory either has too or still lists the same metadata
+    directories (a working directory on ``sys.path`` changes all the time). Installing, removing
+    or editing a distribution changes one of them. A look costs about 5 ms, a reuse a few hundred
+    stats. ``TACKROOM_NO_CACHE=1`` looks every time.
     """
     where = None if os.environ.get("TACKROOM_NO_CACHE") else _cache_file()
     if where is not None:
@@ -66,7 +71,8 @@ def _groups() -> dict[str, dict[str, str]]:
         if reused is not None:
             return reused
     # Stamped before they are read: a change made meanwhile is seen by the next process.
-    stamps = {root or ".": _stamp(root or ".") for root in sys.path}
+    roots = {root or ".": [_stamp(root or "."), _metadata_dirs(root or ".")] for root in sys.path}
+    stamps: dict[str, list[int] | None] = {}
     found: dict[str, dict[str, str]] = {}
     for _, path in distributions():
         listed = path / "entry_points.txt"
@@ -77,7 +83,7 @@ def _groups() -> dict[str, dict[str, str]]:
             for group, entries in _sections(text).items():
                 found.setdefault(group, {}).update(entries)
     if where is not None:
-        _save(where, {"path": sys.path, "stamps": stamps, "groups": found})
+        _save(where, {"path": sys.path, "roots": roots, "stamps": stamps, "groups": found})
     return found
 
 
@@ -102,6 +108,9 @@ def _reuse(where: Path) -> dict[str, dict[str, str]] | None:
         last = json.loads(where.read_text(encoding="utf-8"))
         if last["path"] != sys.path or any(_stamp(p) != s for p, s in last["stamps"].items()):
             return None
+        for root, (stamp, listed) in last["roots"].items():
+            if _stamp(root) != stamp and _metadata_dirs(root) != listed:
+                return None
         groups = last["groups"]
     except (OSError, ValueError, LookupError, TypeError, AttributeError):
         return None  # missing, damaged or of another shape: look again
