@@ -12,8 +12,6 @@ an unknown option, a bad value) is left to the full application, which handles i
 
 from __future__ import annotations
 
-from datetime import date
-
 TYPE_CHECKING = False  # not typing's: this path answers in tens of milliseconds
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,6 +39,8 @@ def _day(text: str) -> str | None:
     if len(digits) != 8 or not digits.isascii() or not digits.isdigit():
         return None
     day = f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    from datetime import date  # here: the listing and the render never parse a day
+
     try:
         date.fromisoformat(day)
     except ValueError:  # not a day of the calendar: the full CLI says so
