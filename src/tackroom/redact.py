@@ -166,6 +166,8 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         text = _header_text().sub(_header_value, text)
     if may.scheme:
         text = _scheme_token().sub(lambda m: f"{m['name']}{REDACTED}", text)
+    if not any(literal in text for literal in _KEY_LITERALS):
+        return text
     return _key_shape().sub(REDACTED, text)
 
 
