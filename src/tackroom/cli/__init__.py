@@ -92,10 +92,11 @@ def _end_now(code: object = 0) -> None:
     Python ends it."""
     import atexit
     import os
-    import threading
 
-    if not (code is None or isinstance(code, int)) or any(
-        not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()
+    threading = sys.modules.get("threading")  # never imported: no thread was started with it
+    if not (code is None or isinstance(code, int)) or (
+        threading is not None
+        and any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread())
     ):
         raise SystemExit(code)
     sys.stdout.flush()  # a reader gone raises BrokenPipeError here, handled as for any command
