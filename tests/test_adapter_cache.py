@@ -145,3 +145,20 @@ def test_a_damaged_or_truncated_cache_file_is_a_miss(config_dir: Path, damage: s
     assert list(again) == list(first)
     assert again["mine"].hash == first["mine"].hash
     assert _cache_file().read_text(encoding="utf-8") == text
+
+
+def test_the_cache_keeps_what_the_adapters_scrub(config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run learns every variable the adapters scrub from the cache file, without decoding each
+    adapter; the list is the one the adapters give (the built-ins' is identity_variables)."""
+    from tackroom.adapters.resolve import identity_variables
+
+    table = '[adapter.mine]\nextends = "codex"\n[adapter.mine.env]\nscrub = ["MINE_SESSION_ID"]\n'
+    (config_dir / "tackroom.toml").write_text(table, encoding="utf-8")
+    load_adapters(config=config_dir)
+    cached = load_adapters(config=config_dir)
+    monkeypatch.setenv("TACKROOM_NO_CACHE", "1")
+    fresh = load_adapters(config=config_dir)
+    expected = sorted({v for name in fresh for v in fresh[name].effective["env"].get("scrub", [])})
+    assert "MINE_SESSION_ID" in expected and "CLAUDECODE" in expected
+    assert cached.scrubbed() == fresh.scrubbed() == expected
+    assert set(identity_variables()) == set(expected) - {"MINE_SESSION_ID"}

@@ -12,16 +12,25 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tackroom._hash import sha256
 from tackroom.adapters._spec import Spec
-from tackroom.adapters.layers import Origin
 from tackroom.adapters.versions import at_least, release_key
 
 if TYPE_CHECKING:
     from tackroom.adapters import schema
     from tackroom.adapters.spec import AdapterSpec
+
+
+class Origin(NamedTuple):
+    """Where one effective field came from: a label for people, a file and line for errors."""
+
+    label: str
+    file: str
+    line: int | None
+    since: str | None = None
+    """The version of the ``since`` entry that set it; None for a table's own field."""
 
 
 @dataclass(frozen=True)

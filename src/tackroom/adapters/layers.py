@@ -20,8 +20,9 @@ import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from tackroom.adapters.adapter import Origin
 from tackroom.adapters.versions import VERSION_PATTERN, ReleaseKey, at_least, sort_key
 from tackroom.errors import Problem
 
@@ -30,16 +31,6 @@ if TYPE_CHECKING:
 
 OriginOf = Callable[["KeyPath"], "Origin"]
 _VERSION = re.compile(VERSION_PATTERN)
-
-
-class Origin(NamedTuple):
-    """Where one effective field came from: a label for people, a file and line for errors."""
-
-    label: str
-    file: str
-    line: int | None
-    since: str | None = None
-    """The version of the ``since`` entry that set it; None for a table's own field."""
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from tackroom._files import config_dir as config_dir
 from tackroom._hash import sha256
 from tackroom.adapters.adapter import Adapter as Adapter
+from tackroom.adapters.adapter import Origin as Origin
 from tackroom.adapters.adapter import Variant as Variant
-from tackroom.adapters.layers import Form, Merged, Origin, Table, split_since
 from tackroom.errors import ConfigError, Problem, UnknownAdapterError
 from tackroom.repo import find_project_file
 
 if TYPE_CHECKING:
+    from tackroom.adapters.layers import Form, Merged, Table
     from tackroom.adapters.schema import AdapterSpec
     from tackroom.adapters.tomlsource import KeyPath, TomlSource
 
@@ -42,10 +43,7 @@ def identity_variables() -> list[str]:
     A harness started from inside another harness's session must not inherit
     that session's identity, so every child has all of these removed.
     """
-    names = {
-        name for adapter in resolve_builtins().values() for name in adapter.effective["env"].get("scrub", [])
-    }
-    return sorted(names)
+    return resolve_builtins().scrubbed()
 
 
 class AdapterSet(Mapping[str, Adapter]):
@@ -73,6 +71,7 @@ class AdapterSet(Mapping[str, Adapter]):
         self.files = files
         self._heal = heal
         """Where a cached adapter that does not decode is taken from instead: a fresh resolution."""
+        self._scrubbed: list[str] | None = None
 
     def __getitem__(self, name: str) -> Adapter:
         try:
@@ -104,6 +103,15 @@ class AdapterSet(Mapping[str, Adapter]):
         """The built-in adapter ``name`` with no operator table applied."""
         return resolve_builtins()[name]
 
+    def scrubbed(self) -> list[str]:
+        """Every variable some adapter of this set removes from a child's environment (``env.scrub``),
+        sorted; the cache keeps the list, so a run learns it without decoding every adapter."""
+        if self._scrubbed is None:
+            self._scrubbed = sorted(
+                {v for name in self for v in self[name].effective["env"].get("scrub", [])}
+            )
+        return list(self._scrubbed)
+
     def to_cache(self) -> dict[str, Any]:
         return {"files": list(self.files), "adapters": {n: self[n].to_cache() for n in self._adapters}}
 
@@ -115,7 +123,7 @@ class AdapterSet(Mapping[str, Adapter]):
     def pack(self, key: str) -> str:
         """This set as the cache keeps it (:meth:`unpack`): a JSON header line with ``key``, then one
         line per adapter, its name, a tab and its JSON."""
-        head = json.dumps({"key": key, "files": list(self.files)})
+        head = json.dumps({"key": key, "files": list(self.files), "scrubbed": self.scrubbed()})
         return "\n".join([head, *(f"{n}\t{json.dumps(self[n].to_cache())}" for n in self._adapters)]) + "\n"
 
     @classmethod
@@ -135,7 +143,11 @@ class AdapterSet(Mapping[str, Adapter]):
             if not tab or not item.startswith("{"):
                 return None
             adapters[name] = item
-        return cls(adapters, tuple(header.get("files", ())), heal=heal)
+        found = cls(adapters, tuple(header.get("files", ())), heal=heal)
+        scrubbed = header.get("scrubbed")
+        if isinstance(scrubbed, list) and all(isinstance(name, str) for name in scrubbed):
+            found._scrubbed = scrubbed
+        return found
 
 
 def operator_files(directory: Path) -> list[Path]:
@@ -397,6 +409,7 @@ class _Resolver:
                     Problem(shown, f"adapter.{name}", "must be a table", source.line_of(("adapter", name)))
                 )
                 continue
+            from tackroom.adapters.layers import split_since  # resolving: a cached load needs neither
             from tackroom.adapters.schema import SINCE_FIXED
 
             table, problems = split_since(name, data, source, builtin, SINCE_FIXED)
@@ -450,6 +463,8 @@ class _Resolver:
 
     def _builtin(self, name: str) -> Merged:
         """A built-in's table with the operator's override of it (which may not extend) on top."""
+        from tackroom.adapters.layers import Merged
+
         result = Merged.from_table(self.builtins[name], name)
         table = self.operator.get(name)
         if table is None:

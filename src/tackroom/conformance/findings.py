@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tackroom.adapters.adapter import Adapter
-    from tackroom.adapters.layers import Origin
+    from tackroom.adapters.adapter import Adapter, Origin
 
 KeyPath = tuple[str, ...]
 Raw = tuple[KeyPath, str]
