@@ -68,6 +68,7 @@ def test_a_new_machines_first_listing_reads_the_shipped_resolution() -> None:
         fresh = load_adapters()
     finally:
         del os.environ["TACKROOM_NO_CACHE"]
+    assert fresh is not shipped  # resolved again, not the process's load of the built-ins
     assert list(shipped) == list(fresh)
     for name in fresh:
         assert shipped[name].effective == fresh[name].effective

@@ -180,7 +180,7 @@ def load_adapters(
     project_file = find_project_file(project) if project is not None else None
     if project_file is not None and project_file.parent.resolve() == directory.resolve():
         project_file = None
-    if not files and project_file is None:
+    if not files and project_file is None and not os.environ.get("TACKROOM_NO_CACHE"):
         return resolve_builtins()  # the same inputs: one load per process
     return _load(files, project_file)
 
