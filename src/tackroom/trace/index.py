@@ -320,8 +320,9 @@ class TraceIndex:
         names (adapter name -> family name).
 
         ``released`` is called once the scan no longer keeps every core busy: at once when it reads
-        in this process, when its workers are done when it has them (a caller's side work, such as
-        loading a price table, then runs beside the rest instead of under the readers)."""
+        in this process or has nothing to read, and, with workers, once fewer batches are left than
+        workers (a caller's side work, such as loading a price table, then runs beside the rest
+        instead of under the readers)."""
         report = ScanReport(files=len(sources))
         with self.db.connect() as db:
             known = {
