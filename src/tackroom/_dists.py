@@ -11,7 +11,6 @@ looked in. A test holds every answer here to importlib.metadata's.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -65,7 +64,9 @@ def _groups() -> dict[str, dict[str, str]]:
     or editing a distribution changes one of them. A look costs about 5 ms, a reuse a few hundred
     stats. ``TACKROOM_NO_CACHE=1`` looks every time.
     """
-    where = None if os.environ.get("TACKROOM_NO_CACHE") else _cache_file()
+    from tackroom._files import cache_dir, write_json
+
+    where = None if os.environ.get("TACKROOM_NO_CACHE") else cache_dir() / "entry-points.json"
     if where is not None:
         reused = _reuse(where)
         if reused is not None:
@@ -83,7 +84,7 @@ def _groups() -> dict[str, dict[str, str]]:
             for group, entries in _sections(text).items():
                 found.setdefault(group, {}).update(entries)
     if where is not None:
-        _save(where, {"path": sys.path, "roots": roots, "stamps": stamps, "groups": found})
+        write_json(where, {"path": sys.path, "roots": roots, "stamps": stamps, "groups": found})
     return found
 
 
@@ -95,40 +96,21 @@ def _stamp(path: str) -> list[int] | None:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def _cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()
-    return Path(base, "tackroom", "entry-points.json")
-
-
 def _reuse(where: Path) -> dict[str, dict[str, str]] | None:
     """The groups of the last look, if it was made for this ``sys.path`` and nothing it read changed."""
-    import json
+    from tackroom._files import read_json
 
+    last = read_json(where)
     try:
-        last = json.loads(where.read_text(encoding="utf-8"))
         if last["path"] != sys.path or any(_stamp(p) != s for p, s in last["stamps"].items()):
             return None
         for root, (stamp, listed) in last["roots"].items():
             if _stamp(root) != stamp and _metadata_dirs(root) != listed:
                 return None
         groups = last["groups"]
-    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+    except (LookupError, TypeError, ValueError, AttributeError):
         return None  # missing, damaged or of another shape: look again
     return groups if isinstance(groups, dict) else None
-
-
-def _save(where: Path, data: dict[str, object]) -> None:
-    """Replace the cache file at once; one that cannot be written is skipped, never an error."""
-    import json
-
-    tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        tmp.replace(where)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
 
 
 def version(name: str) -> str | None:

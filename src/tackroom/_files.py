@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -45,10 +46,17 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def write_json(path: Path, data: Any) -> None:
     """Write atomically; a cache that cannot be written is skipped, never an error."""
+    write_text(path, json.dumps(data))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` at once (a reader sees the old file or the new one); a cache
+    that cannot be written is skipped, never an error."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError:
-        return
+        with contextlib.suppress(OSError):
+            tmp.unlink()

@@ -207,7 +207,7 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     if os.environ.get("TACKROOM_NO_CACHE"):
         return _resolve(files, project_file)
     from tackroom import __version__
-    from tackroom._files import cache_dir
+    from tackroom._files import cache_dir, write_text
 
     inputs = [*_builtin_inputs(), *files, *([project_file] if project_file is not None else [])]
     key = _stat_key([__version__, *map(str, inputs)], inputs)
@@ -225,19 +225,8 @@ def _load(files: list[Path], project_file: Path | None) -> AdapterSet:
     if cached is not None:
         return cached
     adapters = (_shipped() if not files and project_file is None else None) or _resolve(files, project_file)
-    _write_cache(path, adapters.pack(key))
+    write_text(path, adapters.pack(key))
     return adapters
-
-
-def _write_cache(path: Path, text: str) -> None:
-    """Replace the cache file at once; a cache that cannot be written is skipped, never an error."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        return
 
 
 def _builtin_inputs() -> list[Path]:
