@@ -21,7 +21,7 @@ CELL = {
 }  # fmt: skip
 HOST = {
     "FamilyError", "InstallError", "RegistryError", "HarnessNotFoundError", "HarnessVersionError",
-    "StateError", "GatewayError", "LaunchError", "SandboxError", "RayUnavailableError",
+    "StateError", "GatewayError", "LaunchError", "SandboxError", "RayUnavailableError", "ResidentError",
 }  # fmt: skip
 
 

@@ -39,6 +39,7 @@ was for and, once its harness had started, its ``run_dir``.
      │    ├── GatewayError           the gateway cannot start or store as asked (address, upstream URL, store)
      │    ├── SandboxError           a sandbox not installed here, without namespaces, or registered badly
      │    ├── RayUnavailableError    the ray executor without Ray installed, or a cluster that does not answer
+     │    ├── ResidentError          a resident tackroom that cannot start, or one that runs already
      │    └── LaunchError            no run directory can be made, or a file staged into it (also a RunError)
      ├── MockError              the mock model server cannot start as asked (port, address, log file)
      ├── RunError               a run that could not be started or followed: RunSpecError or LaunchError
@@ -536,4 +537,14 @@ class RayUnavailableError(HostError):
     >>> exc = tackroom.RayUnavailableError("the ray executor needs Ray: pip install 'tackroom[ray]'")
     >>> isinstance(exc, tackroom.HostError), isinstance(exc, ImportError)
     (True, False)
+    """
+
+
+class ResidentError(HostError):
+    """The resident tackroom cannot be started here, or one is running already.
+
+    >>> import tackroom
+    >>> exc = tackroom.ResidentError("a resident tackroom is already running (pid 4242)")
+    >>> isinstance(exc, tackroom.HostError)
+    True
     """

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from clikit import run_cli
+from residentkit import TACKROOM, resident_running, status
 from runkit import RECORDED, RECORDED_TEXT, fake_adapter, jsonl, script_adapter
 from tackroom.run.result import Result
 from tackroom.run.runner import arun, run
@@ -353,6 +354,7 @@ def _sigint_as_from_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.parametrize("served", [False, True], ids=["alone", "served"])
 @pytest.mark.parametrize(
     "sig",
     [
@@ -367,7 +369,18 @@ def _sigint_as_from_a_terminal() -> None:
     ids=lambda s: s.name,
 )
 def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
-    sig: signal.Signals, config_dir: Path, tmp_path: Path, pids: Path
+    sig: signal.Signals, served: bool, config_dir: Path, tmp_path: Path, pids: Path
+) -> None:
+    """By itself, or served by a resident tackroom (the command passes the signal on to its child)."""
+    with resident_running() if served else contextlib.nullcontext():
+        _signal_the_cli(
+            sig, [TACKROOM] if served else [sys.executable, "-m", "tackroom"], tmp_path, pids, config_dir
+        )
+        assert not served or status()["served"] == 1
+
+
+def _signal_the_cli(
+    sig: signal.Signals, cli_argv: list[str], tmp_path: Path, pids: Path, config_dir: Path
 ) -> None:
     fake_adapter(
         config_dir,
@@ -382,7 +395,7 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
         "60",
     )
     cli = subprocess.Popen(
-        [sys.executable, "-m", "tackroom", "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
+        [*cli_argv, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(os.environ),
@@ -403,6 +416,36 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
 
     assert cli.returncode == 128 + sig, stderr
     assert b"Traceback" not in stderr
+    assert_none_running(pids)
+    [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
+    saved = json.loads((run_dir / "result.json").read_text())
+    assert saved["ok"] is False and "stopped" in saved["error"]
+
+
+def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Path, pids: Path) -> None:
+    """A command served by a resident tackroom that is killed (SIGKILL: it passes nothing on) hangs
+    its child up: the run stops, its harness and what it started with it, and its result is saved,
+    as with a terminal closed on it."""
+    fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--spawn-children", "2")
+    with resident_running():
+        cli = subprocess.Popen(
+            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while len(announced(pids)) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(announced(pids)) == 3, "the harness did not start"
+        finally:
+            cli.kill()
+            cli.wait()
+        deadline = time.monotonic() + 30
+        while status()["running"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = status()
+        assert (after["running"], after["served"]) == (0, 1)
     assert_none_running(pids)
     [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
     saved = json.loads((run_dir / "result.json").read_text())

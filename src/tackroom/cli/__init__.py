@@ -32,6 +32,12 @@ def main() -> None:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     try:
+        if sys.argv[1:2] != ["resident"]:
+            from tackroom.handover import hand_over
+
+            code = hand_over()
+            if code is not None:
+                _end_now(code)
         if sys.argv[1:2] == ["usage"]:
             from tackroom.cli.quick import usage_quickly
 

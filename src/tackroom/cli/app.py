@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "install": ("tackroom.cli.install", "install_command", RUN),
     "runs": ("tackroom.cli.runs", "app", RUN),
     "mock": ("tackroom.cli.mock", "app", RUN),
+    "resident": ("tackroom.cli.resident", "app", RUN),
     "profile": ("tackroom.cli.profile", "app", CONFIGURE),
     "adapters": ("tackroom.cli.adapters", "app", CONFIGURE),
     "trust": ("tackroom.cli.trust", "trust_command", CONFIGURE),

@@ -1,0 +1,587 @@
+"""A resident tackroom: the command line's modules loaded once, every command forked from them.
+
+A cold ``tackroom run`` spends most of its fixed cost loading modules (asyncio, the run core, some
+sixty dataclasses); the run itself takes about 10 ms once they are loaded. ``tackroom resident
+start`` keeps one process with them loaded, listening on a UNIX socket in the user's cache
+directory (:func:`~tackroom.handover.socket_path`, mode 0600). A command hands itself over
+(:mod:`tackroom.handover`); the resident forks, the child takes the command's streams, working
+directory, umask, variables and argv and runs it as ``tackroom`` would, and its exit status goes
+back to the command, which exits with it. A signal to the command (Ctrl-C, SIGTERM, SIGHUP, ...)
+is passed on to the child, and a command that goes away hangs its child up (SIGHUP, as a closed
+terminal would).
+
+The child runs the same code on the same inputs, so nothing a command does changes. The resident
+serves only what it can serve exactly, and the command runs by itself otherwise:
+
+- no resident is listening, or ``TACKROOM_NO_RESIDENT`` is set;
+- the command is another user's (the kernel says who is on the other end of the socket);
+- its interpreter, ``sys.path``, interpreter flags, ``PYTHON*`` or locale variables differ from
+  the resident's;
+- a module the resident loaded changed on disk since (an upgrade, an edit): the resident then
+  stops too.
+
+It stops after ``idle_s`` seconds with nothing to do, on ``tackroom resident stop``, and on
+SIGTERM: it takes no more commands at once, and ends when those it runs have ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tackroom.errors import ResidentError
+from tackroom.handover import RELAYED, framed, interpreter, socket_path, start_variables
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Callable
+
+_SUN_PATH = 107
+"""The longest path a UNIX socket can be bound to on Linux (``sun_path`` less its NUL)."""
+PRELOAD = (
+    "tackroom.cli.quick",
+    "tackroom.cli._run",
+    "tackroom.cli._render",
+    "tackroom.cli.app",
+    "tackroom.cli.adapters",
+    "tackroom.cli.profile",
+    "tackroom.cli.run",
+    "tackroom.cli.usage",
+    "tackroom.adapters",
+    "tackroom.families",
+    "tackroom.mock",
+    "tackroom.profile",
+    "tackroom.run",
+    "tackroom.trace",
+    "tackroom.repo",
+    "tackroom.trust_records",
+    "concurrent.futures.thread",
+    "shlex",
+    "tomli_w",
+)
+"""What the resident loads before it serves, packages with every module in them: what the commands
+run over and over (a run, a render, a usage report, the adapter listing) load. A module not loaded
+here is loaded by the child that needs it, as a command by itself would."""
+
+
+def start(entry: str, idle_s: float = 3600.0, timeout_s: float = 30.0) -> dict[str, Any]:
+    """Start a resident for this user's cache directory and return its :func:`status` once it
+    listens. Each command it takes runs ``entry`` (``module:function``, the command line's main:
+    ``tackroom.cli:main``) in a child. One running already is a
+    :class:`~tackroom.errors.ResidentError`, and so is one that does not start."""
+    import subprocess
+
+    path = socket_path()
+    if len(os.fsencode(path)) > _SUN_PATH:
+        raise ResidentError(
+            f"{path} is too long for a UNIX socket ({_SUN_PATH} bytes at most): "
+            "set XDG_CACHE_HOME to a shorter directory"
+        )
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    read, write = os.pipe()
+    code = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); import tackroom.resident as r; r.serve()"
+    arguments = [json.dumps(sys.path), path, str(idle_s), str(write), entry]
+    with subprocess.Popen(
+        [sys.executable, *_flags(), "-c", code, *arguments],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(write,),
+        start_new_session=True,
+    ) as child:
+        os.close(write)
+        said = _read_all(read, timeout_s)
+        assert child.stderr is not None
+        if said.startswith(b"busy"):
+            child.wait()
+            running = status()
+            pid = f"pid {running['pid']}, " if running else ""
+            raise ResidentError(f"a resident tackroom is already running ({pid}{path}): stop it first")
+        if said != _ready():
+            child.kill()
+            child.wait()
+            if said.startswith(b"ready"):
+                raise ResidentError(
+                    "the resident tackroom started with other interpreter flags than this command's "
+                    "and would run no command: start it without interpreter options"
+                )
+            error = child.stderr.read().decode(errors="replace").strip().splitlines()
+            raise ResidentError(
+                f"the resident tackroom did not start: {error[-1] if error else 'it said nothing'}"
+            )
+        child.stderr.close()
+        child.returncode = 0  # it goes on by itself, in its own session: not ours to wait for
+    found = status()
+    if found is None:
+        raise ResidentError(f"the resident tackroom started but does not answer at {path}")
+    return found
+
+
+def _ready() -> bytes:
+    """What a resident says once it listens: ``ready`` and its interpreter's flags (a resident
+    with other flags than its starter's would refuse every command)."""
+    return b"ready " + interpreter()[1] + b"\n"
+
+
+def _flags() -> list[str]:
+    """The interpreter options that set ``sys.flags``, as this process was started with them."""
+    flags = sys.flags
+    given = [
+        ("-I", flags.isolated), ("-S", flags.no_site), ("-s", flags.no_user_site),
+        ("-E", flags.ignore_environment), ("-B", flags.dont_write_bytecode), ("-P", flags.safe_path),
+        ("-X dev", flags.dev_mode), ("-X utf8", flags.utf8_mode),
+    ]  # fmt: skip
+    words = [word for option, on in given if on for word in option.split()]
+    return words + ["-O"] * flags.optimize + ["-b"] * flags.bytes_warning
+
+
+def _read_all(fd: int, timeout_s: float) -> bytes:
+    """What the resident writes to its readiness pipe before it closes it, or within the timeout."""
+    import select
+
+    said = b""
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        while select.select([pipe], [], [], timeout_s)[0]:
+            chunk = pipe.read(256)
+            if not chunk:
+                break
+            said += chunk
+    return said
+
+
+def status() -> dict[str, Any] | None:
+    """The running resident: its pid, socket, start (seconds since the epoch), the commands it ran,
+    refused (by reason) and runs now, its idle timeout; None when none runs."""
+    answer = _ask(b"status")
+    if answer is None:
+        return None
+    found: dict[str, Any] = json.loads(answer)
+    return found
+
+
+def stop() -> dict[str, Any] | None:
+    """Stop the resident: it takes no more commands, and ends once those it runs have ended. What
+    :func:`status` said of it, or None when none was running."""
+    answer = _ask(b"stop")
+    if answer is None:
+        return None
+    found: dict[str, Any] = json.loads(answer)
+    return found
+
+
+def _ask(word: bytes) -> bytes | None:
+    """Send the resident a request of one word; its one-line answer, or None when none answers."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(socket_path())
+            sock.sendall(framed([word]))
+            return sock.makefile("rb").readline() or None
+        except OSError:
+            return None
+
+
+def serve() -> None:
+    """The resident itself, as :func:`start` starts it: ``argv`` holds its socket path, idle seconds,
+    the pipe to say it is ready on and the entry point."""
+    import importlib
+
+    path, idle_s, ready, entry = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    module, _, function = entry.partition(":")
+    Resident(path, idle_s, getattr(importlib.import_module(module), function)).serve(ready)
+
+
+class Resident:
+    """The listening process: it loads :data:`PRELOAD`, accepts commands, forks a child for each
+    and tells each command how its child ended."""
+
+    def __init__(self, path: str, idle_s: float, entry: Callable[[], object]) -> None:
+        import gc
+        import time
+
+        self.path, self.idle_s, self.entry = path, idle_s, entry
+        self.started = time.time()
+        self.served = 0
+        self.refused: dict[str, int] = {}
+        self.interpreter = interpreter()
+        self.variables = start_variables(os.environb)
+        for name in PRELOAD:
+            _load(name)
+        self.stamps = _stamps()
+        gc.freeze()  # what is loaded stays shared with the children: their collections pass it by
+        self.children: dict[int, socket.socket | None] = {}
+        self.listener: socket.socket | None = None
+
+    def serve(self, ready: int) -> None:
+        """Listen, say so on ``ready``, and serve until stopped or idle."""
+        import fcntl
+        import selectors
+        import signal
+        import time
+
+        lock = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one resident per socket, for its life
+        except OSError:
+            os.write(ready, b"busy\n")
+            return
+        self.selector = selectors.DefaultSelector()
+        self.listener = self._listen()
+        self.wake = os.pipe()
+        for fd in self.wake:
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self.wake[1])
+        signal.signal(signal.SIGCHLD, lambda number, frame: None)
+        signal.signal(signal.SIGTERM, lambda number, frame: self._close())
+        self.selector.register(self.wake[0], selectors.EVENT_READ, "signal")
+        os.write(ready, _ready())
+        os.close(ready)
+        idle_since = time.monotonic()
+        while self.listener is not None or self.children:
+            left = idle_since + self.idle_s - time.monotonic()
+            events = self.selector.select(None if self.children else max(0.0, left))
+            if not events and not self.children and left <= 0:
+                break
+            for key, _ in events:
+                if key.data == "accept":
+                    self._accept()
+                elif key.data == "signal":
+                    _drain(self.wake[0])
+                    self._reap()
+                else:
+                    self._relay(key.fileobj, key.data)  # type: ignore[arg-type]
+            if events or self.children:
+                idle_since = time.monotonic()  # idle from the last thing it did
+        self._close()
+
+    def _listen(self) -> socket.socket:
+        import selectors
+        import socket
+
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with _suppressed():
+            os.unlink(self.path)  # a resident that died: the lock says none runs
+        old = os.umask(0o177)
+        try:
+            listener.bind(self.path)  # 0600: the user's alone, in the user's own cache directory
+        finally:
+            os.umask(old)
+        listener.listen(64)
+        self.inode = os.stat(self.path).st_ino
+        self.selector.register(listener, selectors.EVENT_READ, "accept")
+        return listener
+
+    def _close(self) -> None:
+        """Take no more commands: the socket goes at once; those running go on to their end."""
+        if self.listener is None:
+            return
+        self.selector.unregister(self.listener)
+        self.listener.close()
+        self.listener = None
+        with _suppressed():
+            if os.stat(self.path).st_ino == self.inode:  # still ours
+                os.unlink(self.path)
+
+    def _accept(self) -> None:
+        import socket
+        import struct
+
+        assert self.listener is not None
+        conn, _ = self.listener.accept()
+        conn.settimeout(5)  # a command sends all of its request at once
+        try:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            if struct.unpack("3i", creds)[1] != os.getuid():
+                conn.close()  # another user's: nothing to say to it
+                return
+            fields, fds = _receive(conn)
+        except (OSError, ValueError):
+            conn.close()
+            return
+        try:
+            if fields in ([b"status"], [b"stop"]):
+                with _suppressed():
+                    conn.sendall(json.dumps(self._status()).encode() + b"\n")
+                conn.close()
+                if fields == [b"stop"]:
+                    self._close()
+            elif fields[0] == b"run":
+                self._run(conn, fields, fds)
+            else:
+                conn.close()
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "socket": self.path,
+            "started": self.started,
+            "served": self.served,
+            "refused": self.refused,
+            "running": len(self.children),
+            "idle_s": self.idle_s,
+        }
+
+    def _run(self, conn: socket.socket, fields: list[bytes], fds: list[int]) -> None:
+        import selectors
+
+        try:
+            request = _RunRequest(fields)
+            refused = self._refusal(request, fds)
+        except ValueError:
+            refused = "malformed"
+        if refused:
+            self.refused[refused] = self.refused.get(refused, 0) + 1
+            with _suppressed():
+                conn.sendall(b"refused " + refused.encode() + b"\n")
+            conn.close()
+            if refused == "stale":
+                self._close()
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._become(conn, request, fds)
+            except BaseException:  # _become ends the process itself: this is a failure to get there
+                import traceback
+
+                said = f"tackroom: error: the resident could not run this command\n{traceback.format_exc()}"
+                with _suppressed():
+                    os.write(2, said.encode())
+            finally:
+                os._exit(70)
+        self.served += 1
+        self.children[pid] = conn
+        conn.setblocking(False)
+        self.selector.register(conn, selectors.EVENT_READ, pid)
+        try:
+            conn.sendall(b"pid %d\n" % pid)
+        except OSError:
+            self._relay(conn, pid)
+
+    def _refusal(self, request: _RunRequest, fds: list[int]) -> str:
+        """Why this resident cannot run ``request`` exactly as its command would; empty when it can."""
+        if len(fds) != 4:
+            return "malformed"
+        if request.interpreter != self.interpreter:
+            return "another interpreter"
+        if start_variables(request.environ) != self.variables:
+            return "other interpreter variables"
+        if _stamps() != self.stamps:
+            return "stale"
+        return ""
+
+    def _become(self, conn: socket.socket, request: _RunRequest, fds: list[int]) -> None:
+        """In the child: become the command (its streams, directory, umask, variables and argv), run
+        it as ``tackroom`` would and end with its exit code."""
+        import signal
+
+        from tackroom import handover
+
+        handover.serving = True
+        signal.set_wakeup_fd(-1)
+        for number in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(number, signal.SIG_DFL)
+        os.setpgid(0, 0)  # signals to the resident's group are not the command's
+        self.selector.close()
+        for other in (self.listener, conn, *self.children.values()):
+            if other is not None:
+                other.close()
+        for fd in self.wake:
+            os.close(fd)
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        os.fchdir(fds[3])
+        for fd in fds:
+            os.close(fd)
+        os.umask(request.umask)
+        os.environb.clear()
+        os.environb.update(request.environ)
+        sys.argv = request.argv
+        _fresh_streams()
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]  # found again here
+        code = 0
+        try:
+            self.entry()
+        except SystemExit as done:
+            code = _exit_code(done.code)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        with _suppressed():
+            sys.stdout.flush()
+        with _suppressed():
+            sys.stderr.flush()
+        os._exit(code)
+
+    def _reap(self) -> None:
+        """Tell each command whose child ended how it ended."""
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.children.pop(pid, None)
+            if conn is None:
+                continue
+            self.selector.unregister(conn)
+            code = os.waitstatus_to_exitcode(status)
+            with _suppressed():
+                conn.setblocking(True)
+                conn.sendall(b"exit %d\n" % code if code >= 0 else b"signal %d\n" % -code)
+            conn.close()
+
+    def _relay(self, conn: socket.socket, pid: int) -> None:
+        """Pass the command's signals on to its child; a command gone hangs its child up."""
+        import signal
+
+        allowed = {getattr(signal, name).value for name in RELAYED}
+        try:
+            said = conn.recv(4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            said = b""
+        if not said:
+            self.selector.unregister(conn)
+            conn.close()
+            self.children[pid] = None
+            with _suppressed():
+                os.kill(pid, signal.SIGHUP)
+            return
+        for line in said.splitlines():
+            word, _, value = line.partition(b" ")
+            if word == b"kill" and value.isdigit() and int(value) in allowed:
+                with _suppressed():
+                    os.kill(pid, int(value))
+
+
+def _drain(fd: int) -> None:
+    """Read the wake-up pipe empty (each byte a signal that came)."""
+    with _suppressed():
+        while os.read(fd, 512):
+            pass
+
+
+def _load(name: str) -> None:
+    """Import ``name``, and every module in it when it is a package; one that cannot be imported
+    (a dependency not installed) is skipped, and a child that needs it says why, as a command would."""
+    import importlib
+    import pkgutil
+
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # whatever it is, the command that needs it will say it
+        return
+    for found in pkgutil.walk_packages(getattr(module, "__path__", []), f"{name}.", onerror=lambda _: None):
+        try:
+            importlib.import_module(found.name)
+        except Exception:  # as above
+            continue
+
+
+def _receive(conn: socket.socket) -> tuple[list[bytes], list[int]]:
+    """One request's fields (:func:`~tackroom.handover.framed`); the descriptors come with its first bytes."""
+    import socket
+
+    data, fds, _, _ = socket.recv_fds(conn, 65536, 4)
+    try:
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big") <= 4 + (16 << 20):
+            more = conn.recv(65536)
+            if not more:
+                break
+            data += more
+        if len(data) < 4 or len(data) != 4 + int.from_bytes(data[:4], "big"):
+            raise ValueError("a request cut short, or longer than it said")
+    except (OSError, ValueError):
+        for fd in fds:
+            os.close(fd)
+        raise
+    return data[4:].split(b"\0"), fds
+
+
+class _RunRequest:
+    """A run request (:func:`_run_request`), parsed; a ``ValueError`` for anything it does not hold."""
+
+    def __init__(self, fields: list[bytes]) -> None:
+        paths = _number(fields[3:4])
+        at = 4 + paths
+        self.interpreter = fields[1:at]
+        if len(self.interpreter) != 3 + paths:
+            raise ValueError("a request cut short")
+        self.umask = _number(fields[at : at + 1])
+        arguments = _number(fields[at + 1 : at + 2])
+        argv = fields[at + 2 : at + 2 + arguments]
+        if self.umask > 0o777 or len(argv) != arguments:
+            raise ValueError("a request cut short")
+        self.argv = [os.fsdecode(arg) for arg in argv]
+        self.environ = {}
+        for entry in fields[at + 2 + arguments :]:
+            key, equals, value = entry.partition(b"=")
+            if not key or not equals:
+                raise ValueError(f"not a variable: {entry[:40]!r}")
+            self.environ[key] = value
+
+
+def _number(field: list[bytes]) -> int:
+    if len(field) != 1 or not field[0].isdigit() or len(field[0]) > 9:
+        raise ValueError("not a count")
+    return int(field[0])
+
+
+def _stamps() -> dict[str, tuple[int, int]]:
+    """Each loaded module's file and its size and modification time: a change makes the resident stale."""
+    found = {}
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str):
+            try:
+                stat = os.stat(where)
+            except OSError:
+                continue
+            found[where] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def _fresh_streams() -> None:
+    """The standard streams over the command's descriptors, made as Python makes them at start (the
+    resident's own were over /dev/null)."""
+    import io
+
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        old = getattr(sys, f"__{name}__")
+        raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+        stream = io.TextIOWrapper(
+            io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw),
+            encoding=old.encoding,
+            errors=old.errors,
+            line_buffering=fd == 2 or raw.isatty(),
+        )
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _exit_code(code: object) -> int:
+    """The exit status ``SystemExit(code)`` gives, as Python's own exit does."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _suppressed() -> Any:
+    import contextlib
+
+    return contextlib.suppress(OSError)

@@ -1,0 +1,73 @@
+"""A resident tackroom for a test: started in the test's own cache directory, gone at its end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+TACKROOM = str(Path(sys.executable).parent / "tackroom")
+"""The ``tackroom`` command as installed (``pip install -e .``): its ``sys.path`` is the same from
+every directory, as ``python -m tackroom``'s is not."""
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, **popen: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``tackroom`` command (exit codes and both streams as a user sees them)."""
+    return subprocess.run(
+        [TACKROOM, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+        **popen,
+    )
+
+
+@contextlib.contextmanager
+def resident_running(*args: str, env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """``tackroom resident start --json ARGS``; what it said. At the end it is stopped, and killed if
+    it does not go (it runs in a session of its own: nothing else would end it)."""
+    done = run_cli("resident", "start", "--json", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    try:
+        yield found
+    finally:
+        run_cli("resident", "stop", env=env)
+        if not gone(found["pid"], within_s=10):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(found["pid"], signal.SIGKILL)
+            assert gone(found["pid"], within_s=10)
+
+
+def status(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """``tackroom resident status --json``."""
+    done = run_cli("resident", "status", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def gone(pid: int, within_s: float) -> bool:
+    """Whether ``pid`` ended (a zombie has ended: it is not our child to reap) within the time."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.02)
+    return False

@@ -1,0 +1,206 @@
+"""``tackroom resident``: a command forked from one loaded process runs as it runs by itself.
+
+Issue 24 item 4: a cold ``tackroom run`` spends most of its fixed cost loading modules; a resident
+keeps them loaded and forks each command from them. Every test here runs the installed CLI as
+processes against a real resident over its real socket, and compares what a served command does
+with what the same command does by itself (``TACKROOM_NO_RESIDENT=1``): output, exit code, files,
+and the resident's own count of what it served, so a command quietly run by itself fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from residentkit import TACKROOM, gone, resident_running, run_cli, status
+from runkit import RECORDED, RECORDED_TEXT, fake_adapter
+from tackroom.handover import framed, socket_path
+from tackroom.resident import _RunRequest
+
+ALONE = {"TACKROOM_NO_RESIDENT": "1"}
+MARKERS = Path(__file__).parent / "profiles" / "markers"
+#: What differs between two runs of the same thing.
+_PER_RUN = ("run_dir", "started_at", "duration_s", "trace", "events", "argv", "workdir")
+
+
+def _same_run(served: str, alone: str) -> dict[str, object]:
+    one, other = json.loads(served), json.loads(alone)
+    for key in _PER_RUN:
+        one.pop(key, None)
+        other.pop(key, None)
+    assert one == other
+    return one
+
+
+def test_a_served_run_is_the_run_by_itself(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    args = ("run", "fake", "say hi", "--json", "--workdir", str(tmp_path))
+    with resident_running() as started:
+        assert started["state"] == "started" and started["served"] == 0
+        served = run_cli(*args)
+        alone = run_cli(*args, env=ALONE)
+        after = status()
+    assert served.returncode == alone.returncode == 0, served.stderr
+    assert _same_run(served.stdout, alone.stdout)["final_text"] == RECORDED_TEXT
+    assert after["served"] == 1 and after["refused"] == {} and after["running"] == 0
+
+
+def test_exit_codes_errors_and_both_streams_come_back(config_dir: Path, tmp_path: Path) -> None:
+    commands = [
+        ("run", "no-such", "hi", "--workdir", str(tmp_path)),  # exit 1, the error on stderr
+        ("run", "claude-code", "hi", "--no-such-option"),  # exit 2, Click's usage error
+        ("adapters", "list", "--json"),  # exit 0, stdout
+        ("adapters", "show", "codex"),  # Rich's output, to a pipe
+    ]
+    with resident_running():
+        served = [run_cli(*command) for command in commands]
+        assert status()["served"] == len(commands)
+    alone = [run_cli(*command, env=ALONE) for command in commands]
+    assert [done.returncode for done in served] == [done.returncode for done in alone] == [1, 2, 0, 0]
+    for one, other in zip(served, alone, strict=True):
+        assert (one.stdout, one.stderr) == (other.stdout, other.stderr)
+    assert "tackroom: error: unknown adapter 'no-such'" in served[0].stderr
+
+
+def test_the_commands_own_variables_directory_and_umask(config_dir: Path, tmp_path: Path) -> None:
+    """What the command has, not what the resident had when it started."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "adapters.d").mkdir(parents=True)
+    here = tmp_path / "here"
+    here.mkdir()
+    with resident_running():
+        fake_adapter(elsewhere, "--replay", str(RECORDED), name="only-there")
+        listed = run_cli("adapters", "list", "--json", env={"TACKROOM_CONFIG_DIR": str(elsewhere)})
+        rendered = run_cli(
+            "profile", "render", "claude-code", "--profile", str(MARKERS), "--into", "out", "--json", cwd=here,
+            preexec_fn=lambda: os.umask(0o077),
+        )  # fmt: skip
+        assert status()["served"] == 2
+    assert listed.returncode == 0, listed.stderr
+    assert "only-there" in {adapter["name"] for adapter in json.loads(listed.stdout)}
+    assert rendered.returncode == 0, rendered.stderr
+    written = [path for path in (here / "out").rglob("*") if path.is_file()]
+    assert written, rendered.stdout
+    assert {path.stat().st_mode & 0o777 for path in written} == {0o600}
+
+
+def test_what_it_cannot_run_exactly_runs_by_itself(config_dir: Path, tmp_path: Path) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    args = ("run", "fake", "say hi", "--json", "--workdir", str(tmp_path))
+    with resident_running():
+        warned = run_cli(*args, env={"PYTHONWARNINGS": "ignore"})  # read as the interpreter starts
+        moved = subprocess.run(  # `python -m` puts its directory on sys.path
+            [str(Path(TACKROOM).parent / "python"), "-m", "tackroom", *args],
+            capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        )  # fmt: skip
+        after = status()
+    assert after["served"] == 0
+    assert after["refused"] == {"other interpreter variables": 1, "another interpreter": 1}
+    for done in (warned, moved):
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["final_text"] == RECORDED_TEXT
+
+
+def test_a_changed_module_stops_it_and_its_commands_run_by_themselves(
+    config_dir: Path, tmp_path: Path
+) -> None:
+    fake_adapter(config_dir, "--replay", str(RECORDED))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("# loaded by every interpreter here\n")
+    env = {"PYTHONPATH": str(site)}
+    args = ("run", "fake", "say hi", "--json", "--workdir", str(tmp_path))
+    with resident_running(env=env) as started:
+        assert run_cli(*args, env=env).returncode == 0
+        assert status(env)["served"] == 1
+        (site / "sitecustomize.py").write_text("# loaded by every interpreter here, changed\n")
+        done = run_cli(*args, env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["final_text"] == RECORDED_TEXT
+        assert gone(started["pid"], within_s=10)
+        assert status(env) == {"state": "none"}
+
+
+def test_idle_stop_start_twice_and_a_killed_resident(config_dir: Path, tmp_path: Path) -> None:
+    with resident_running("--idle", "0.3") as started:
+        assert gone(started["pid"], within_s=10)
+        assert not Path(socket_path()).exists()
+    with resident_running() as started:
+        again = run_cli("resident", "start")
+        assert again.returncode == 1
+        assert f"a resident tackroom is already running (pid {started['pid']}" in again.stderr
+        os.kill(started["pid"], signal.SIGKILL)
+        assert gone(started["pid"], within_s=10)
+        assert Path(socket_path()).exists()  # a socket left behind: nothing answers on it
+        listed = run_cli("adapters", "list", "--json")
+        assert listed.returncode == 0 and "claude-code" in listed.stdout
+        with resident_running() as restarted:
+            assert restarted["pid"] != started["pid"]
+    stopped = run_cli("resident", "stop")
+    assert stopped.returncode == 0 and "no resident tackroom is running" in stopped.stdout
+
+
+def test_hostile_requests_are_refused_and_it_goes_on(config_dir: Path) -> None:
+    run_request = [b"run", b"/usr/bin/python3", b"0", b"1", b"/", b"18", b"1", b"tackroom", b"HOME=/"]
+    requests = [
+        b"\xff\x00garbage",  # a length that is not followed
+        (1 << 31).to_bytes(4, "big") + b"run",  # a length past any request
+        framed([b"run", b"x"]),  # cut short
+        framed([b"run", b"/usr/bin/python3", b"0", b"99999"]),  # counts past its end
+        framed(run_request),  # well formed, but no descriptors came with it
+        framed([b"status", b"extra"]),
+        b"",
+    ]
+    with resident_running():
+        for request in requests:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.connect(socket_path())
+                sock.sendall(request)
+                sock.shutdown(socket.SHUT_WR)
+                sock.settimeout(10)
+                assert sock.recv(100) in (b"", b"refused malformed\n")
+        after = status()
+        listed = run_cli("adapters", "list", "--json")
+        assert listed.returncode == 0 and status()["served"] == 1
+    assert after["served"] == 0 and after["refused"] == {"malformed": 3}
+
+
+@given(st.lists(st.binary(max_size=12), max_size=12))
+def test_any_fields_parse_or_are_a_value_error(fields: list[bytes]) -> None:
+    """Whatever a peer sends: a request, or a ValueError (an IndexError or a decoding error fails it)."""
+    try:
+        request = _RunRequest([b"run", *fields])
+    except ValueError:
+        return
+    assert 0 <= request.umask <= 0o777
+    assert all(b"=" not in key for key in request.environ)
+
+
+def test_a_request_reads_back_as_it_was_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tackroom import handover
+
+    monkeypatch.setattr("sys.argv", ["tackroom", "run", "x", "caf\udce9", ""])
+    monkeypatch.setitem(os.environb, b"ODD", b"\xff\xfe=still one value")
+    request = _RunRequest(framed(handover._run_request())[4:].split(b"\0"))
+    assert request.argv == ["tackroom", "run", "x", "caf\udce9", ""]
+    assert request.environ == dict(os.environb)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert request.umask == umask
+    assert request.interpreter == handover.interpreter()
+
+
+def test_a_cache_directory_too_deep_for_a_socket_is_a_clear_error(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 120)
+    done = run_cli("resident", "start", env={"XDG_CACHE_HOME": str(deep)})
+    assert done.returncode == 1
+    assert "is too long for a UNIX socket (107 bytes at most): set XDG_CACHE_HOME" in done.stderr
+    assert not deep.exists()
