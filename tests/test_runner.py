@@ -140,24 +140,24 @@ def test_mock_server_is_stopped_after_the_run(config_dir: Path, tmp_path: Path) 
         urllib.request.urlopen(url + "/v1/models", timeout=2)
 
 
-def test_isolated_home_gets_a_copy_of_the_git_identity(config_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "where", [".gitconfig", ".config/git/config", "xdg/git/config"], ids=["home", "config", "xdg"]
+)
+def test_isolated_home_gets_a_copy_of_the_git_identity(config_dir: Path, tmp_path: Path, where: str) -> None:
+    """From whichever file ``git config --global`` reads (``$XDG_CONFIG_HOME`` where it is set)."""
     real = tmp_path / "real-home"
-    real.mkdir()
-    (real / ".gitconfig").write_text("[user]\n\tname = Real Person\n")
+    (real / where).parent.mkdir(parents=True, exist_ok=True)
+    (real / where).write_text("[user]\n\tname = Real Person\n")
     adapter = fake_adapter(config_dir, "--exit-code", "0")
-    result = run(
-        adapter,
-        "p",
-        workdir=tmp_path,
-        runs_dir=tmp_path / "runs",
-        environ={"PATH": "/usr/bin:/bin", "HOME": str(real)},
-    )
+    environ = {"PATH": "/usr/bin:/bin", "HOME": str(real)}
+    environ |= {"XDG_CONFIG_HOME": str(real / "xdg")} if where.startswith("xdg") else {}
+    result = run(adapter, "p", workdir=tmp_path, runs_dir=tmp_path / "runs", environ=environ)
     copied = result.run_dir / "home" / ".gitconfig"
     name = subprocess.run(
         ["git", "config", "--file", str(copied), "--get", "user.name"], capture_output=True, text=True
     )
     assert name.stdout == "Real Person\n"
-    assert copied.stat().st_ino != (real / ".gitconfig").stat().st_ino
+    assert copied.stat().st_ino != (real / where).stat().st_ino
 
 
 def test_the_default_profile_renders_into_isolated_runs(config_dir: Path, tmp_path: Path) -> None:

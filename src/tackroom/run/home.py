@@ -117,6 +117,12 @@ def _git_identity(environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
     Run in ``cwd`` (the empty run home), never in the project: git then reads
     no repository's config, so a planted one cannot make it run anything.
     """
+    home = environ.get("HOME")
+    xdg = environ.get("XDG_CONFIG_HOME") or (home and str(Path(home) / ".config"))
+    read = [Path(home) / ".gitconfig"] if home else []
+    read += [Path(xdg) / "git" / "config"] if xdg else []
+    if not any(path.is_file() for path in read):
+        return {}  # the only files `git config --global` reads: no git to ask, a few ms a run
     git = shutil.which("git", path=environ.get("PATH"))
     if git is None:
         return {}
