@@ -79,10 +79,8 @@ def test_the_commands_own_variables_directory_and_umask(config_dir: Path, tmp_pa
     with resident_running():
         fake_adapter(elsewhere, "--replay", str(RECORDED), name="only-there")
         listed = run_cli("adapters", "list", "--json", env={"TACKROOM_CONFIG_DIR": str(elsewhere)})
-        rendered = run_cli(
-            "profile", "render", "claude-code", "--profile", str(MARKERS), "--into", "out", "--json", cwd=here,
-            preexec_fn=lambda: os.umask(0o077),
-        )  # fmt: skip
+        render = ("profile", "render", "claude-code", "--profile", str(MARKERS), "--into", "out", "--json")
+        rendered = run_cli(*render, cwd=here, preexec_fn=lambda: os.umask(0o077))
         assert status()["served"] == 2
     assert listed.returncode == 0, listed.stderr
     assert "only-there" in {adapter["name"] for adapter in json.loads(listed.stdout)}
@@ -204,3 +202,24 @@ def test_a_cache_directory_too_deep_for_a_socket_is_a_clear_error(tmp_path: Path
     assert done.returncode == 1
     assert "is too long for a UNIX socket (107 bytes at most): set XDG_CACHE_HOME" in done.stderr
     assert not deep.exists()
+
+
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "every-file"])
+def test_a_change_to_a_loaded_file_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool
+) -> None:
+    """Whether the kernel tells the resident (inotify) or it looks at every file again."""
+    from tackroom import resident
+
+    if not inotify:
+        monkeypatch.setattr(resident._Watch, "_inotify", lambda self, directories: None)
+    loaded = tmp_path / "loaded.py"
+    loaded.write_text("x = 1\n")
+    watch = resident._Watch({str(loaded): resident._stamp(str(loaded))})
+    assert (watch.fd is not None) is inotify
+    assert not watch.changed()
+    assert not watch.changed()  # asking again changes nothing
+    loaded.write_text("x = 22\n")
+    assert watch.changed() and watch.changed()  # and stays changed
+    if watch.fd is not None:
+        os.close(watch.fd)
