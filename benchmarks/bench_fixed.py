@@ -6,6 +6,10 @@
   that prints a recorded Claude Code stream, behind an operator adapter extending claude-code, so
   the difference is tackroom's own cost and not the harness's start-up.
 - bwrap's own cost: the same run with ``--sandbox bwrap`` beside it (target: at most +30 ms more).
+- The same commands served by a resident tackroom (``tackroom resident start``: the modules loaded
+  once, each command forked from them), beside the same commands run by themselves
+  (``TACKROOM_NO_RESIDENT=1``, every other row): CLI start, run overhead and the render, against the
+  same targets.
 - Profile render for 9 targets (the harnesses rulesync also knows; the profile of
   ``bench_profile.py``) as a user runs it, ``tackroom profile render NAMES --profile P --into DIR
   --json``, into a fresh directory (target: at most 100 ms), beside ``rulesync generate`` when it is
@@ -57,6 +61,10 @@ case "$1" in
 esac
 """
 Argv = Callable[[int], list[str]]
+ALONE = {"TACKROOM_NO_RESIDENT": "1"}
+"""Every row but the resident's: the command runs by itself, a resident or not."""
+SERVED = ("tackroom adapters list --json", "tackroom run", "profile render, 9 targets")
+"""The rows measured a second time, served by a resident (``..., resident``)."""
 
 
 def environment(scratch: Path) -> dict[str, str]:
@@ -81,6 +89,7 @@ def environment(scratch: Path) -> dict[str, str]:
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds ``argv`` takes to run to its end (it must succeed)."""
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
@@ -93,7 +102,7 @@ def sides(scratch: Path, env: dict[str, str], tackroom: str, memory: Path | None
     work = scratch / "work"
     run = [tackroom, "run", "fast", "say hi", "--mock-text", "hi", "--json", "--workdir", str(work)]
     # The bare harness: the argv the run itself spawned, from its result (the warm-up run).
-    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    first = subprocess.run(run, env={**env, **ALONE}, capture_output=True, text=True, check=True)
     bare = json.loads(first.stdout)["argv"]
     profile, targets = scratch / "profile", list(PEERS)
     write_profile(realistic(), profile)
@@ -116,7 +125,7 @@ def sides(scratch: Path, env: dict[str, str], tackroom: str, memory: Path | None
     if memory is not None:
         found["profile render, 9 targets, into memory"] = render(memory)
         tree = scratch / "render-tree.json"
-        subprocess.run(render(scratch)(-1), env=env, capture_output=True, check=True)
+        subprocess.run(render(scratch)(-1), env={**env, **ALONE}, capture_output=True, check=True)
         tree.write_text(json.dumps(_tree(scratch / "render--1")), encoding="utf-8")
         found["the disk's floor: the same tree, bare system calls"] = lambda n: [
             sys.executable, "-c", FLOOR, str(tree), str(scratch / f"floor-{n}")
@@ -127,6 +136,8 @@ def sides(scratch: Path, env: dict[str, str], tackroom: str, memory: Path | None
         found["rulesync generate, 9 targets"] = lambda n: [
             str(RULESYNC), "generate", "-t", ",".join(PEERS.values()), "-f", features, "-s"
         ]  # fmt: skip
+    for name in SERVED:
+        found[f"{name}, resident"] = found[name]
     return found
 
 
@@ -157,7 +168,7 @@ def rounds(found: dict[str, Argv], env: dict[str, str], scratch: Path, runs: int
             cwd = scratch / "rs" if name.startswith("rulesync") else scratch / "work"
             if name.startswith("rulesync"):
                 shutil.rmtree(cwd / ".claude", ignore_errors=True)
-            elapsed = timed(argv(n), env, cwd)
+            elapsed = timed(argv(n), env if name.endswith(", resident") else {**env, **ALONE}, cwd)
             if n:  # the first round warms the page cache and tackroom's own caches
                 times[name].append(elapsed)
     return {name: statistics.median(samples) * 1000 for name, samples in times.items()}
@@ -209,6 +220,18 @@ def report(ms: dict[str, float], spec_s: tuple[float, float], usage: tuple[float
     spec, plan = (seconds * 1000 for seconds in spec_s)
     lines.append(row("RunSpec built and hashed", spec, f"planning the same run: {plan:.3f} ms",
                      "under 1 ms", spec < 1))  # fmt: skip
+    served = {name: ms[f"{name}, resident"] for name in SERVED if f"{name}, resident" in ms}
+    if served:
+        start, run, render = (served[name] for name in SERVED)
+        lines += [
+            row("CLI start, resident", start, f"{start - python:+.1f} over bare Python", "at most 60 ms",
+                start <= 60),
+            row("run overhead, resident", run, f"{run - bare:+.1f} over the bare harness", "at most +60 ms",
+                run - bare <= 60),
+            row("profile render, 9 targets, resident", render,
+                f"rulesync {peer:.0f} ms: {peer / render:.1f}x faster" if peer else "", "at most 100 ms",
+                render <= 100),
+        ]  # fmt: skip
     if usage is not None:
         ccusage, ours = usage
         lines.append(row("usage daily first pass, nothing cached", ours,
@@ -234,7 +257,18 @@ def main() -> None:
         scratch = Path(tmp)
         env = environment(scratch)
         memory = Path(mem) if in_memory is not None else None
-        ms = rounds(sides(scratch, env, args.tackroom, memory), env, scratch, args.runs)
+        found = sides(scratch, env, args.tackroom, memory)
+        subprocess.run([args.tackroom, "resident", "start", "--idle", "600"], env=env, check=True)
+        try:
+            ms = rounds(found, env, scratch, args.runs)
+            said = subprocess.run(
+                [args.tackroom, "resident", "status", "--json"], env=env, capture_output=True
+            )
+            served = json.loads(said.stdout)
+            if served.get("served") != len(SERVED) * (args.runs + 1) or served.get("refused"):
+                raise RuntimeError(f"the resident did not serve every resident round: {served}")
+        finally:
+            subprocess.run([args.tackroom, "resident", "stop"], env=env, check=True)
         spec_s = spec_costs(scratch / "work")
     usage = usage_first_pass(args.usage_mb, args.usage_runs, args.tackroom) if args.usage_mb else None
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
