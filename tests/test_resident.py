@@ -51,6 +51,8 @@ def test_a_served_run_is_the_run_by_itself(config_dir: Path, tmp_path: Path) -> 
     assert served.returncode == alone.returncode == 0, served.stderr
     assert _same_run(served.stdout, alone.stdout)["final_text"] == RECORDED_TEXT
     assert after["served"] == 1 and after["refused"] == {} and after["running"] == 0
+    assert Path(after["log"]).read_text() == ""  # where a fault in the resident's handling goes
+    assert Path(after["log"]).stat().st_mode & 0o777 == 0o600
 
 
 def test_exit_codes_errors_and_both_streams_come_back(config_dir: Path, tmp_path: Path) -> None:

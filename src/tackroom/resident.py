@@ -238,6 +238,9 @@ class Resident:
         signal.signal(signal.SIGCHLD, lambda number, frame: None)
         signal.signal(signal.SIGTERM, lambda number, frame: self._close())
         self.selector.register(self.wake[0], selectors.EVENT_READ, "signal")
+        log = os.open(self.path + ".log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        os.dup2(log, 2)  # what goes wrong from now on: no one reads the pipe any more
+        os.close(log)
         os.write(ready, _ready())
         os.close(ready)
         idle_since = time.monotonic()
@@ -247,13 +250,18 @@ class Resident:
             if not events and not self.children and left <= 0:
                 break
             for key, _ in events:
-                if key.data == "accept":
-                    self._accept()
-                elif key.data == "signal":
-                    _drain(self.wake[0])
-                    self._reap()
-                else:
-                    self._relay(key.fileobj, key.data)  # type: ignore[arg-type]
+                try:
+                    if key.data == "accept":
+                        self._accept()
+                    elif key.data == "signal":
+                        _drain(self.wake[0])
+                        self._reap()
+                    else:
+                        self._relay(key.fileobj, key.data)  # type: ignore[arg-type]
+                except Exception:  # a fault in one command's handling: said in the log, the rest served
+                    import traceback
+
+                    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {traceback.format_exc()}", file=sys.stderr)
             if events or self.children:
                 idle_since = time.monotonic()  # idle from the last thing it did
         self._close()
@@ -291,7 +299,10 @@ class Resident:
         import struct
 
         assert self.listener is not None
-        conn, _ = self.listener.accept()
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:  # gone before it was taken, or out of descriptors: it runs by itself
+            return
         conn.settimeout(5)  # a command sends all of its request at once
         try:
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -321,6 +332,7 @@ class Resident:
         return {
             "pid": os.getpid(),
             "socket": self.path,
+            "log": self.path + ".log",
             "started": self.started,
             "served": self.served,
             "refused": self.refused,
@@ -344,7 +356,14 @@ class Resident:
             if refused == "stale":
                 self._close()
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # out of processes or memory: the command runs by itself
+            self.refused["no fork"] = self.refused.get("no fork", 0) + 1
+            with _suppressed():
+                conn.sendall(f"refused no fork: {exc.strerror}\n".encode())
+            conn.close()
+            return
         if pid == 0:
             try:
                 self._become(conn, request, fds)
