@@ -62,12 +62,13 @@ def status(env: dict[str, str] | None = None) -> dict[str, Any]:
 def gone(pid: int, within_s: float) -> bool:
     """Whether ``pid`` ended (a zombie has ended: it is not our child to reap) within the time."""
     deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
+    while True:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             return True
         if state == "Z":
             return True
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.02)
-    return False

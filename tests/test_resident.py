@@ -146,6 +146,10 @@ def test_idle_stop_start_twice_and_a_killed_resident(config_dir: Path, tmp_path:
             assert restarted["pid"] != started["pid"]
     stopped = run_cli("resident", "stop")
     assert stopped.returncode == 0 and "no resident tackroom is running" in stopped.stdout
+    for _ in range(3):  # a stop returns once it has ended: a start right after it starts
+        with resident_running() as started:
+            pass
+        assert gone(started["pid"], within_s=1)  # its descriptors are closed: it is on its way out
 
 
 def test_hostile_requests_are_refused_and_it_goes_on(config_dir: Path) -> None:

@@ -29,14 +29,11 @@ serving = False
 """True in a child of the resident: its command runs here, it is not handed over again."""
 
 
-def socket_path(env: os._Environ[str] | dict[str, str] | None = None) -> str:
+def socket_path(env: Mapping[str, str] | None = None) -> str:
     """``$XDG_CACHE_HOME/tackroom/resident.sock`` (default ``~/.cache/tackroom/resident.sock``)."""
     env = os.environ if env is None else env
     cache = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(cache, "tackroom", "resident.sock")
-
-
-# The command's side.
 
 
 def hand_over() -> int | None:

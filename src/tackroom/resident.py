@@ -98,8 +98,13 @@ def start(entry: str, idle_s: float = 3600.0, timeout_s: float = 30.0) -> dict[s
         if said.startswith(b"busy"):
             child.wait()
             running = status()
-            pid = f"pid {running['pid']}, " if running else ""
-            raise ResidentError(f"a resident tackroom is already running ({pid}{path}): stop it first")
+            if running is None:
+                raise ResidentError(
+                    "a resident tackroom is stopping: it ends when the commands it runs end; start one then"
+                )
+            raise ResidentError(
+                f"a resident tackroom is already running (pid {running['pid']}, {path}): stop it first"
+            )
         if said != _ready():
             child.kill()
             child.wait()
@@ -169,7 +174,34 @@ def stop() -> dict[str, Any] | None:
     if answer is None:
         return None
     found: dict[str, Any] = json.loads(answer)
+    if not found["running"]:
+        _released(socket_path() + ".lock", within_s=10)  # so a start right after finds it gone
     return found
+
+
+def _released(lock: str, within_s: float) -> bool:
+    """Whether the resident holding ``lock`` ended (it holds it for as long as it runs) in time."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + within_s
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:  # no lock file: no resident ever held it
+        return True
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.005)
+                continue
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return True
+    finally:
+        os.close(fd)
 
 
 def _ask(word: bytes) -> bytes | None:
@@ -215,6 +247,7 @@ class Resident:
         gc.freeze()  # what is loaded stays shared with the children: their collections pass it by
         self.children: dict[int, socket.socket | None] = {}
         self.listener: socket.socket | None = None
+        self.stopping = False
 
     def serve(self, ready: int) -> None:
         """Listen, say so on ``ready``, and serve until stopped or idle."""
@@ -223,9 +256,9 @@ class Resident:
         import signal
         import time
 
-        lock = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self.lock = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one resident per socket, for its life
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one resident per socket, for its life
         except OSError:
             os.write(ready, b"busy\n")
             return
@@ -236,7 +269,7 @@ class Resident:
             os.set_blocking(fd, False)
         signal.set_wakeup_fd(self.wake[1])
         signal.signal(signal.SIGCHLD, lambda number, frame: None)
-        signal.signal(signal.SIGTERM, lambda number, frame: self._close())
+        signal.signal(signal.SIGTERM, lambda number, frame: setattr(self, "stopping", True))
         self.selector.register(self.wake[0], selectors.EVENT_READ, "signal")
         log = os.open(self.path + ".log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         os.dup2(log, 2)  # what goes wrong from now on: no one reads the pipe any more
@@ -264,6 +297,8 @@ class Resident:
                     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {traceback.format_exc()}", file=sys.stderr)
             if events or self.children:
                 idle_since = time.monotonic()  # idle from the last thing it did
+            if self.stopping:
+                self._close()
         self._close()
 
     def _listen(self) -> socket.socket:
@@ -318,8 +353,7 @@ class Resident:
                 with _suppressed():
                     conn.sendall(json.dumps(self._status()).encode() + b"\n")
                 conn.close()
-                if fields == [b"stop"]:
-                    self._close()
+                self.stopping = self.stopping or fields == [b"stop"]
             elif fields[0] == b"run":
                 self._run(conn, fields, fds)
             else:
@@ -353,8 +387,7 @@ class Resident:
             with _suppressed():
                 conn.sendall(b"refused " + refused.encode() + b"\n")
             conn.close()
-            if refused == "stale":
-                self._close()
+            self.stopping = self.stopping or refused == "stale"
             return
         try:
             pid = os.fork()
@@ -412,8 +445,8 @@ class Resident:
         for other in (self.listener, conn, *self.children.values()):
             if other is not None:
                 other.close()
-        for fd in (*self.wake, *([] if self.watch.fd is None else [self.watch.fd])):
-            os.close(fd)
+        for fd in (*self.wake, self.lock, *([] if self.watch.fd is None else [self.watch.fd])):
+            os.close(fd)  # the lock above all: a child must not hold it after the resident ends
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.fchdir(fds[3])
