@@ -13,25 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import clikit
+
 TACKROOM = str(Path(sys.executable).parent / "tackroom")
 """The ``tackroom`` command as installed (``pip install -e .``): its ``sys.path`` is the same from
 every directory, as ``python -m tackroom``'s is not."""
 
 
-def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, **popen: Any
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed ``tackroom`` command (exit codes and both streams as a user sees them)."""
-    return subprocess.run(
-        [TACKROOM, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-        check=False,
-        **popen,
-    )
+def run_cli(*args: str, **keywords: Any) -> subprocess.CompletedProcess[str]:
+    """:func:`clikit.run_cli` through the installed ``tackroom`` command."""
+    return clikit.run_cli(*args, command=(TACKROOM,), **keywords)
 
 
 @contextlib.contextmanager
