@@ -1,4 +1,4 @@
-"""``tackroom resident``: keep tackroom's modules loaded, so every command starts in a few milliseconds."""
+"""``tackroom resident``: keep tackroom's modules loaded, so a command does not load them again."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import typer
 from tackroom.cli._output import console, print_json
 
 app = typer.Typer(
-    help="Keep tackroom loaded in one process that every command is forked from (a run starts in "
-    "tens of milliseconds, not a few hundred). Commands it cannot run exactly as they would run by "
-    "themselves (another interpreter, changed code) run by themselves.",
+    help="Keep tackroom loaded in one process that every command is forked from (a run's fixed cost "
+    "falls to under half). Commands it cannot run exactly as they would run by themselves (another "
+    "interpreter, changed code) run by themselves.",
     no_args_is_help=True,
 )
 
@@ -60,7 +60,7 @@ def _show(found: dict[str, Any] | None, as_json: bool, done: str) -> None:
     if done == "stopped":
         line = f"resident tackroom stopped: pid {found['pid']}; {served}"
         if found["running"]:
-            line += f"; {found['running']} still running go on to their end"
+            line += f"; the {found['running']} it runs finish first"
     else:
         since = datetime.datetime.fromtimestamp(found["started"]).strftime("%Y-%m-%d %H:%M:%S")
         line = (
