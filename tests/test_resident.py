@@ -153,7 +153,7 @@ def test_idle_stop_start_twice_and_a_killed_resident(config_dir: Path, tmp_path:
 
 
 def test_hostile_requests_are_refused_and_it_goes_on(config_dir: Path) -> None:
-    run_request = [b"run", b"/usr/bin/python3", b"0", b"1", b"/", b"18", b"1", b"tackroom", b"HOME=/"]
+    run_request = [b"run", b"/usr/bin/python3", b"0", b"1", b"/", b"18", b"0", b"1", b"tackroom", b"HOME=/"]
     requests = [
         b"\xff\x00garbage",  # a length that is not followed
         (1 << 31).to_bytes(4, "big") + b"run",  # a length past any request

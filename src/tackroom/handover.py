@@ -7,8 +7,9 @@ themselves, over the socket), passes signals on while the child runs it, and exi
 child's status. ``TACKROOM_NO_RESIDENT=1`` runs a command by itself.
 
 The request is NUL-separated fields (no argument, variable or path holds a NUL), after their length:
-``run``, the interpreter (:func:`interpreter`), the umask, the number of arguments, the arguments,
-then every variable as ``KEY=VALUE``. The resident answers ``pid N`` or ``refused REASON``, then
+``run``, the interpreter (:func:`interpreter`), the umask, ``1`` when SIGINT is ignored (a
+command started in the background of a script) else ``0``, the number of arguments, the
+arguments, then every variable as ``KEY=VALUE``. The resident answers ``pid N`` or ``refused REASON``, then
 ``exit N`` or ``signal N``; the command sends ``kill N`` for each signal it is sent.
 """
 
@@ -77,13 +78,17 @@ def hand_over() -> int | None:
 
 def _run_request() -> list[bytes]:
     """A run request's fields: what the resident must share with this command to run it exactly
-    (interpreter, flags, ``sys.path``), then its umask, argv and environment."""
+    (interpreter, flags, ``sys.path``), then its umask, whether it ignores SIGINT, argv and
+    environment."""
+    import _signal  # type: ignore[import-not-found]
+
     umask = os.umask(0o022)
     os.umask(umask)
     return [
         b"run",
         *interpreter(),
         b"%d" % umask,
+        b"1" if _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN else b"0",
         b"%d" % len(sys.argv),
         *(os.fsencode(arg) for arg in sys.argv),
         *(key + b"=" + value for key, value in os.environb.items()),
@@ -121,7 +126,7 @@ class _Reply:
 
 def _follow(sock: Any, reply: _Reply) -> int:
     """Pass signals on to the child until it ends; its exit code (128 + N when signal N ended it)."""
-    import _signal  # type: ignore[import-not-found]
+    import _signal
 
     def relay(number: int, frame: object) -> None:
         try:  # noqa: SIM105 - contextlib is not loaded on this path
@@ -130,7 +135,9 @@ def _follow(sock: Any, reply: _Reply) -> int:
             pass
 
     for name in RELAYED:
-        _signal.signal(getattr(_signal, name), relay)
+        number = getattr(_signal, name)
+        if _signal.getsignal(number) != _signal.SIG_IGN:  # ignored here, ignored there (SIGINT)
+            _signal.signal(number, relay)
     word, _, value = reply.line().partition(b" ")
     if word == b"exit" and value.isdigit():
         return int(value)

@@ -440,6 +440,8 @@ class Resident:
         signal.set_wakeup_fd(-1)
         for number in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(number, signal.SIG_DFL)
+        # Ctrl-C as the command has it: Python's KeyboardInterrupt, or ignored (as in a background job)
+        signal.signal(signal.SIGINT, signal.SIG_IGN if request.sigint_ignored else signal.default_int_handler)
         os.setpgid(0, 0)  # signals to the resident's group are not the command's
         self.selector.close()
         for other in (self.listener, conn, *self.children.values()):
@@ -573,13 +575,14 @@ class _RunRequest:
         if len(self.interpreter) != 3 + paths:
             raise ValueError("a request cut short")
         self.umask = _number(fields[at : at + 1])
-        arguments = _number(fields[at + 1 : at + 2])
-        argv = fields[at + 2 : at + 2 + arguments]
-        if self.umask > 0o777 or len(argv) != arguments:
+        self.sigint_ignored = _number(fields[at + 1 : at + 2])
+        arguments = _number(fields[at + 2 : at + 3])
+        argv = fields[at + 3 : at + 3 + arguments]
+        if self.umask > 0o777 or self.sigint_ignored > 1 or len(argv) != arguments:
             raise ValueError("a request cut short")
         self.argv = [os.fsdecode(arg) for arg in argv]
         self.environ = {}
-        for entry in fields[at + 2 + arguments :]:
+        for entry in fields[at + 3 + arguments :]:
             key, equals, value = entry.partition(b"=")
             if not key or not equals:
                 raise ValueError(f"not a variable: {entry[:40]!r}")

@@ -422,6 +422,38 @@ def _signal_the_cli(
     assert saved["ok"] is False and "stopped" in saved["error"]
 
 
+@pytest.mark.parametrize("served", [False, True], ids=["alone", "served"])
+def test_a_cli_started_with_sigint_ignored_keeps_ignoring_it(
+    served: bool, config_dir: Path, tmp_path: Path, pids: Path
+) -> None:
+    """As a command in a script's background job: Ctrl-C's signal does nothing, SIGTERM still stops it."""
+    fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--lifetime", "60")
+    with resident_running() if served else contextlib.nullcontext():
+        cli = subprocess.Popen(
+            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **({} if served else {"TACKROOM_NO_RESIDENT": "1"})},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not announced(pids) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert announced(pids), "the harness did not start"
+            cli.send_signal(signal.SIGINT)
+            with pytest.raises(subprocess.TimeoutExpired):
+                cli.wait(timeout=1)
+            cli.send_signal(signal.SIGTERM)
+            _, stderr = cli.communicate(timeout=30)
+        finally:
+            cli.kill()
+            cli.wait()
+        assert not served or status()["served"] == 1
+    assert cli.returncode == 128 + signal.SIGTERM, stderr
+    assert_none_running(pids)
+
+
 def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Path, pids: Path) -> None:
     """A command served by a resident tackroom that is killed (SIGKILL: it passes nothing on) hangs
     its child up: the run stops, its harness and what it started with it, and its result is saved,
