@@ -47,7 +47,7 @@ def test_public_api() -> None:
         *("ProbeError", "RowError", "StateError", "Gateway", "GatewayError"),
         *("UserText", "Record", "TraceError", "read_trace", "usage", "list_sessions", "scan_traces"),
         *("SessionInfo", "Trace", "TraceEvent", "SessionMeta", "TraceIssue"),
-        *("TaskError", "MatrixError", "EvaluationExistsError", "RayUnavailableError"),
+        *("TaskError", "MatrixError", "EvaluationExistsError", "RayUnavailableError", "ResidentError"),
         *("Task", "load_task", "Cell", "CellResult", "Matrix", "load_matrix", "evaluate"),
     }
     for name in tackroom.__all__:
