@@ -9,6 +9,7 @@ and the resident's own count of what it served, so a command quietly run by itse
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -70,6 +71,18 @@ def test_exit_codes_errors_and_both_streams_come_back(config_dir: Path, tmp_path
     for one, other in zip(served, alone, strict=True):
         assert (one.stdout, one.stderr) == (other.stdout, other.stderr)
     assert "tackroom: error: unknown adapter 'no-such'" in served[0].stderr
+
+
+def test_commands_at_once_each_run_once(config_dir: Path) -> None:
+    """Each command is run by exactly one child, whichever of the one forked ahead (the spare) or one
+    forked for it runs it: a command run twice prints its output twice."""
+    alone = run_cli("adapters", "show", "codex", env=ALONE)
+    with resident_running(), concurrent.futures.ThreadPoolExecutor(4) as pool:
+        served = list(pool.map(lambda _: run_cli("adapters", "show", "codex"), range(24)))
+        assert status()["served"] == 24
+    assert [(done.returncode, done.stdout, done.stderr) for done in served] == [
+        (0, alone.stdout, alone.stderr)
+    ] * 24
 
 
 def test_the_commands_own_variables_directory_and_umask(config_dir: Path, tmp_path: Path) -> None:

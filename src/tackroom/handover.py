@@ -63,7 +63,8 @@ def hand_over() -> int | None:
             request = framed(_run_request())
             fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd))
             sent = sock.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
-            sock.sendall(request[sent:])
+            if sent < len(request):
+                sock.sendall(request[sent:])
         except OSError:
             return None
         finally:

@@ -247,6 +247,7 @@ class Resident:
         gc.freeze()  # what is loaded stays shared with the children: their collections pass it by
         self.children: dict[int, socket.socket | None] = {}
         self.listener: socket.socket | None = None
+        self.spare: tuple[int, socket.socket] | None = None
         self.stopping = False
 
     def serve(self, ready: int) -> None:
@@ -276,6 +277,7 @@ class Resident:
         os.close(log)
         os.write(ready, _ready())
         os.close(ready)
+        self._fork_spare()
         idle_since = time.monotonic()
         while self.listener is not None or self.children:
             left = idle_since + self.idle_s - time.monotonic()
@@ -319,7 +321,11 @@ class Resident:
         return listener
 
     def _close(self) -> None:
-        """Take no more commands: the socket goes at once; those running go on to their end."""
+        """Take no more commands: the socket goes at once (and the spare child, which then ends);
+        those running go on to their end."""
+        if self.spare is not None:
+            self.spare[1].close()
+            self.spare = None
         if self.listener is None:
             return
         self.selector.unregister(self.listener)
@@ -361,6 +367,7 @@ class Resident:
         finally:
             for fd in fds:
                 os.close(fd)
+        self._fork_spare()  # now that the command's descriptors are closed here: it must not hold them
 
     def _status(self) -> dict[str, Any]:
         return {
@@ -383,31 +390,18 @@ class Resident:
         except ValueError:
             refused = "malformed"
         if refused:
-            self.refused[refused] = self.refused.get(refused, 0) + 1
-            with _suppressed():
-                conn.sendall(b"refused " + refused.encode() + b"\n")
-            conn.close()
+            self._refuse(conn, refused)
             self.stopping = self.stopping or refused == "stale"
             return
-        try:
-            pid = os.fork()
-        except OSError as exc:  # out of processes or memory: the command runs by itself
-            self.refused["no fork"] = self.refused.get("no fork", 0) + 1
-            with _suppressed():
-                conn.sendall(f"refused no fork: {exc.strerror}\n".encode())
-            conn.close()
-            return
-        if pid == 0:
+        pid = self._to_spare(fields, fds)
+        if pid is None:
             try:
-                self._become(conn, request, fds)
-            except BaseException:  # _become ends the process itself: this is a failure to get there
-                import traceback
-
-                said = f"tackroom: error: the resident could not run this command\n{traceback.format_exc()}"
-                with _suppressed():
-                    os.write(2, said.encode())
-            finally:
-                os._exit(70)
+                pid = os.fork()
+            except OSError as exc:  # out of processes or memory: the command runs by itself
+                self._refuse(conn, f"no fork: {exc.strerror}")
+                return
+            if pid == 0:
+                self._in_child(lambda: self._become(request, fds), conn)
         self.served += 1
         self.children[pid] = conn
         conn.setblocking(False)
@@ -416,6 +410,90 @@ class Resident:
             conn.sendall(b"pid %d\n" % pid)
         except OSError:
             self._relay(conn, pid)
+
+    def _refuse(self, conn: socket.socket, reason: str) -> None:
+        self.refused[reason] = self.refused.get(reason, 0) + 1
+        with _suppressed():
+            conn.sendall(f"refused {reason}\n".encode())
+        conn.close()
+
+    def _fork_spare(self) -> None:
+        """Fork the child of the next command now, while this one runs: it waits for its command,
+        and the fork is not part of the command's time."""
+        import socket
+
+        if self.spare is not None or self.listener is None:
+            return
+        ours, theirs = socket.socketpair()
+        try:
+            pid = os.fork()
+        except OSError:  # the next command forks its own
+            ours.close()
+            theirs.close()
+            return
+        if pid == 0:
+            ours.close()
+            self._in_child(lambda: self._wait_for_command(theirs))
+        theirs.close()
+        self.spare = (pid, ours)
+
+    def _to_spare(self, fields: list[bytes], fds: list[int]) -> int | None:
+        """Hand the command to the spare child; its pid, or None when there is none (it died)."""
+        import socket
+
+        if self.spare is None:
+            return None
+        pid, sock = self.spare
+        self.spare = None
+        request = framed(fields)
+        try:
+            sent = socket.send_fds(sock, [request], fds)
+            if sent < len(request):  # not a send of nothing: the spare may have closed its end already
+                sock.sendall(request[sent:])
+        except OSError:  # it died before it had it all: this command forks its own
+            return None
+        finally:
+            sock.close()
+        return pid
+
+    def _in_child(self, work: Callable[[], None], *conns: socket.socket) -> None:
+        """In a child just forked: leave the resident's part behind (its socket, lock, pipes and the
+        other commands' connections), do ``work``, which ends the process, and never return."""
+        try:
+            import signal
+
+            from tackroom import handover
+
+            handover.serving = True
+            signal.set_wakeup_fd(-1)
+            for number in (signal.SIGCHLD, signal.SIGTERM):
+                signal.signal(number, signal.SIG_DFL)
+            os.setpgid(0, 0)  # signals to the resident's group are not the command's
+            self.selector.close()
+            for other in (self.listener, *conns, *self.children.values()):
+                if other is not None:
+                    other.close()
+            for fd in (*self.wake, self.lock, *([] if self.watch.fd is None else [self.watch.fd])):
+                os.close(fd)  # the lock above all: a child must not hold it after the resident ends
+            work()
+        except BaseException:
+            import traceback
+
+            said = f"tackroom: error: the resident could not run this command\n{traceback.format_exc()}"
+            with _suppressed():
+                os.write(2, said.encode())
+        finally:
+            os._exit(70)
+
+    def _wait_for_command(self, sock: socket.socket) -> None:
+        """The spare child: wait for the command the resident hands over, then become it. The
+        resident going away (or stopping) closes the socket: then end."""
+        try:
+            fields, fds = _receive(sock)  # as long as it takes: the next command may be hours away
+        except (OSError, ValueError):
+            os._exit(0)
+        sock.close()
+        self._become(_RunRequest(fields), fds)
 
     def _refusal(self, request: _RunRequest, fds: list[int]) -> str:
         """Why this resident cannot run ``request`` exactly as its command would; empty when it can."""
@@ -429,26 +507,13 @@ class Resident:
             return "stale"
         return ""
 
-    def _become(self, conn: socket.socket, request: _RunRequest, fds: list[int]) -> None:
+    def _become(self, request: _RunRequest, fds: list[int]) -> None:
         """In the child: become the command (its streams, directory, umask, variables and argv), run
         it as ``tackroom`` would and end with its exit code."""
         import signal
 
-        from tackroom import handover
-
-        handover.serving = True
-        signal.set_wakeup_fd(-1)
-        for number in (signal.SIGCHLD, signal.SIGTERM):
-            signal.signal(number, signal.SIG_DFL)
         # Ctrl-C as the command has it: Python's KeyboardInterrupt, or ignored (as in a background job)
         signal.signal(signal.SIGINT, signal.SIG_IGN if request.sigint_ignored else signal.default_int_handler)
-        os.setpgid(0, 0)  # signals to the resident's group are not the command's
-        self.selector.close()
-        for other in (self.listener, conn, *self.children.values()):
-            if other is not None:
-                other.close()
-        for fd in (*self.wake, self.lock, *([] if self.watch.fd is None else [self.watch.fd])):
-            os.close(fd)  # the lock above all: a child must not hold it after the resident ends
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.fchdir(fds[3])
