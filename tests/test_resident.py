@@ -142,6 +142,28 @@ def test_a_changed_module_stops_it_and_its_commands_run_by_themselves(
         assert status(env) == {"state": "none"}
 
 
+@pytest.mark.parametrize("change", ["installed", "entry points edited"])
+def test_a_distribution_installed_or_changed_stops_it(config_dir: Path, tmp_path: Path, change: str) -> None:
+    """The resident keeps the installed distributions' entry points (families, sandboxes) it looked
+    up: one installed on ``sys.path``, or an ``entry_points.txt`` edited in place, is a stale resident."""
+    site = tmp_path / "site"
+    (site / "plugin-1.0.dist-info").mkdir(parents=True)
+    listed = site / "plugin-1.0.dist-info" / "entry_points.txt"
+    listed.write_text("[tackroom.families]\n")
+    env = {"PYTHONPATH": str(site)}
+    with resident_running(env=env) as started:
+        assert run_cli("adapters", "list", "--json", env=env).returncode == 0
+        assert status(env)["served"] == 1
+        if change == "installed":
+            (site / "other-2.0.dist-info").mkdir()
+        else:
+            with listed.open("a") as out:
+                out.write("mine = my_family:Family\n")
+        done = run_cli("adapters", "list", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert gone(started["pid"], within_s=10)
+
+
 def test_idle_stop_start_twice_and_a_killed_resident(config_dir: Path, tmp_path: Path) -> None:
     with resident_running("--idle", "0.3") as started:
         assert gone(started["pid"], within_s=10)

@@ -243,7 +243,7 @@ class Resident:
         self.variables = start_variables(os.environb)
         for name in PRELOAD:
             _load(name)
-        self.watch = _Watch(_stamps())
+        self.watch = _Watch(_stamps() | _warm())
         gc.freeze()  # what is loaded stays shared with the children: their collections pass it by
         self.children: dict[int, socket.socket | None] = {}
         self.listener: socket.socket | None = None
@@ -522,6 +522,8 @@ class Resident:
         os.umask(request.umask)
         os.environb.clear()
         os.environb.update(request.environ)
+        if os.environ.get("TACKROOM_NO_CACHE"):
+            _forget_warm()  # it asks tackroom to look again: it does, as a command by itself does
         sys.argv = request.argv
         _fresh_streams()
         if "tempfile" in sys.modules:
@@ -661,9 +663,9 @@ def _number(field: list[bytes]) -> int:
 
 
 class _Watch:
-    """Whether a file the resident loaded changed since: the kernel says so as it happens (inotify on
-    their directories, where there is inotify: a change, a new file or one gone in any of them),
-    else each file is looked at again (about 500 of them, a few milliseconds a command)."""
+    """Whether a file or directory the resident read changed since: the kernel says so as it happens
+    (inotify on the directories, where there is inotify: a change, a new file or one gone in any of
+    them), else each is looked at again (about 700 of them, a few milliseconds a command)."""
 
     _EVENTS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
     """IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE,
@@ -671,7 +673,7 @@ class _Watch:
 
     def __init__(self, stamps: dict[str, tuple[int, int] | None]) -> None:
         self.stamps = stamps
-        self.fd = self._inotify({os.path.dirname(path) for path in stamps})
+        self.fd = self._inotify({path if os.path.isdir(path) else os.path.dirname(path) for path in stamps})
         self.seen = False
 
     def _inotify(self, directories: set[str]) -> int | None:
@@ -704,6 +706,30 @@ class _Watch:
 
     def _differs(self) -> bool:
         return any(_stamp(path) != stamp for path, stamp in self.stamps.items())
+
+
+def _warm() -> dict[str, tuple[int, int] | None]:
+    """Fill the caches a command fills first whose answers depend only on files: the built-in
+    adapters and the installed distributions' entry points; what they read, stamped (the ``sys.path``
+    directories, each distribution's metadata directory, the built-ins' files), to be watched. A child
+    whose command sets ``TACKROOM_NO_CACHE`` fills them again (:func:`_forget_warm`)."""
+    from tackroom import _dists
+    from tackroom.adapters import resolve
+
+    with contextlib.suppress(Exception):  # a broken install: the command that needs them says so
+        resolve.resolve_builtins()
+        _dists.entry_points("tackroom.families")
+    read = [*sys.path, *(str(path) for _, path in _dists.distributions())]
+    read += [str(path) for path in resolve._builtin_inputs()]
+    return {path: _stamp(path) for path in read if os.path.exists(path)}
+
+
+def _forget_warm() -> None:
+    from tackroom import _dists
+    from tackroom.adapters import resolve
+
+    resolve._BUILTINS = None
+    _dists._groups.cache_clear()
 
 
 def _stamps() -> dict[str, tuple[int, int] | None]:
