@@ -85,6 +85,31 @@ def test_commands_at_once_each_run_once(config_dir: Path) -> None:
     ] * 24
 
 
+def test_a_spare_child_killed_is_forked_again(config_dir: Path) -> None:
+    """The child forked ahead for the next command (the spare) dying is no command's failure."""
+    with resident_running() as started:
+        for _ in range(2):
+            spares = _children_of(started["pid"])
+            assert len(spares) == 1  # idle: the spare alone
+            os.kill(spares[0], signal.SIGKILL)
+            assert gone(spares[0], within_s=10)
+            listed = run_cli("adapters", "list", "--json")
+            assert listed.returncode == 0 and json.loads(listed.stdout)
+        assert status()["served"] == 2
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def test_the_commands_own_variables_directory_and_umask(config_dir: Path, tmp_path: Path) -> None:
     """What the command has, not what the resident had when it started."""
     elsewhere = tmp_path / "elsewhere"

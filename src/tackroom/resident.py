@@ -545,14 +545,17 @@ class Resident:
         os._exit(code)
 
     def _reap(self) -> None:
-        """Tell each command whose child ended how it ended."""
-        while self.children:
+        """Tell each command whose child ended how it ended (and forget a spare that died)."""
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            if self.spare is not None and self.spare[0] == pid:
+                self.spare[1].close()
+                self.spare = None
             conn = self.children.pop(pid, None)
             if conn is None:
                 continue
