@@ -17,8 +17,12 @@ serves only what it can serve exactly, and the command runs by itself otherwise:
 - the command is another user's (the kernel says who is on the other end of the socket);
 - its interpreter, ``sys.path``, interpreter flags, ``PYTHON*`` or locale variables differ from
   the resident's;
-- a module the resident loaded changed on disk since (an upgrade, an edit): the resident then
-  stops too.
+- a module the resident loaded, a built-in adapter file or an installed distribution changed on
+  disk since (an upgrade, an edit, a plugin installed): the resident then stops too.
+
+The next command's child is forked ahead, while the last one runs (the spare), so a command does
+not wait for the fork; and the built-in adapters and the installed distributions' entry points are
+looked up once, before the resident serves, as their files are watched.
 
 It stops after ``idle_s`` seconds with nothing to do, on ``tackroom resident stop``, and on
 SIGTERM: it takes no more commands at once, and ends when those it runs have ended.
