@@ -52,6 +52,15 @@ def announced(path: Path) -> list[int]:
     return [int(line.split()[1]) for line in path.read_text().splitlines() if line.strip()]
 
 
+def wait_announced(path: Path, count: int = 1) -> list[int]:
+    """The pids announced once there are ``count`` of them (the harness and what it started), or
+    those there are after 30 s."""
+    deadline = time.monotonic() + 30
+    while len(announced(path)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return announced(path)
+
+
 def fake_alive(pid: int) -> bool:
     """A live (not zombie) process that is one of our fakes (a recycled pid is someone else's)."""
     try:
@@ -404,10 +413,7 @@ def _signal_the_cli(
         preexec_fn=_sigint_as_from_a_terminal,
     )
     try:
-        deadline = time.monotonic() + 30
-        while len(announced(pids)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(announced(pids)) == 4, "the harness did not start"
+        assert len(wait_announced(pids, 4)) == 4, "the harness did not start"
         cli.send_signal(sig)
         _, stderr = cli.communicate(timeout=30)
     finally:
@@ -437,10 +443,7 @@ def test_a_cli_started_with_sigint_ignored_keeps_ignoring_it(
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
         )
         try:
-            deadline = time.monotonic() + 30
-            while not announced(pids) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert announced(pids), "the harness did not start"
+            assert wait_announced(pids), "the harness did not start"
             cli.send_signal(signal.SIGINT)
             with pytest.raises(subprocess.TimeoutExpired):
                 cli.wait(timeout=1)
@@ -466,10 +469,7 @@ def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Pa
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 30
-            while len(announced(pids)) < 3 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert len(announced(pids)) == 3, "the harness did not start"
+            assert len(wait_announced(pids, 3)) == 3, "the harness did not start"
         finally:
             cli.kill()
             cli.wait()
@@ -498,10 +498,7 @@ def test_sigpipe_to_the_cli_neither_kills_it_nor_orphans_the_harness(
         env=dict(os.environ),
     )
     try:
-        deadline = time.monotonic() + 30
-        while not announced(pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert announced(pids), "the harness did not start"
+        assert wait_announced(pids), "the harness did not start"
         cli.send_signal(signal.SIGPIPE)
         stdout, stderr = cli.communicate(timeout=60)
     finally:
