@@ -115,9 +115,13 @@ class _Reply:
         self.sock, self.pending = sock, b""
 
     def line(self) -> bytes:
-        """The next line without its newline; empty once the resident has closed the socket."""
+        """The next line without its newline; empty once the resident has closed the socket (or
+        reset it, going away)."""
         while b"\n" not in self.pending:
-            chunk = self.sock.recv(256)
+            try:
+                chunk = self.sock.recv(256)
+            except OSError:
+                return b""
             if not chunk:
                 return b""
             self.pending += chunk

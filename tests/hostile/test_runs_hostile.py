@@ -484,6 +484,52 @@ def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Pa
     assert saved["ok"] is False and "stopped" in saved["error"]
 
 
+def test_a_resident_killed_under_its_command_is_said_not_a_traceback(
+    config_dir: Path, tmp_path: Path, pids: Path
+) -> None:
+    """The command cannot know how its run ended: it says the resident went away and exits 1."""
+    fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--lifetime", "60")
+    with resident_running() as started:
+        cli = subprocess.Popen(
+            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            assert wait_announced(pids), "the harness did not start"
+            children = [
+                int(entry.name)
+                for entry in Path("/proc").iterdir()
+                if entry.name.isdigit() and _parent(entry) == started["pid"]
+            ]
+            os.kill(started["pid"], signal.SIGKILL)
+            cli.wait(timeout=30)  # its child, an orphan now, still holds its stderr: no communicate
+        finally:
+            cli.kill()
+            cli.wait()
+            for child in children:  # the run's child and the spare: the test's to end
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child, signal.SIGTERM)
+        assert cli.stderr is not None
+        with cli.stderr:
+            stderr = cli.stderr.read()
+    assert cli.returncode == 1
+    # then the orphan's own line, once the test stops it (its stderr is the command's)
+    assert stderr.startswith(b"tackroom: error: the resident tackroom went away while it ran this command\n")
+    assert b"Traceback" not in stderr
+    deadline = time.monotonic() + 30
+    while [pid for pid in announced(pids) if fake_alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert_none_running(pids)
+
+
+def _parent(entry: Path) -> int | None:
+    try:
+        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def test_sigpipe_to_the_cli_neither_kills_it_nor_orphans_the_harness(
     config_dir: Path, tmp_path: Path, pids: Path
 ) -> None:
