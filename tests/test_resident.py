@@ -160,10 +160,13 @@ def test_a_changed_module_stops_it_and_its_commands_run_by_themselves(
         assert run_cli(*args, env=env).returncode == 0
         assert status(env)["served"] == 1
         (site / "sitecustomize.py").write_text("# loaded by every interpreter here, changed\n")
+        assert status(env)["stale"].startswith(f"{site / 'sitecustomize.py'}: ")
         done = run_cli(*args, env=env)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["final_text"] == RECORDED_TEXT
         assert gone(started["pid"], within_s=10)
+        log = Path(started["log"]).read_text()
+        assert f"stale, stopping: {site / 'sitecustomize.py'}: " in log
         assert status(env) == {"state": "none"}
 
 
@@ -285,7 +288,14 @@ def test_a_change_to_a_loaded_file_is_seen(
     assert (watch.fd is not None) is inotify
     assert not watch.changed()
     assert not watch.changed()  # asking again changes nothing
+    # What another process's import or an editor leaves beside a module changes nothing it loads.
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "loaded.cpython-311.pyc").write_bytes(b"\0")
+    for name in ("stray.pyc", ".loaded.py.swp", "loaded.py~", ".#loaded.py"):
+        (tmp_path / name).write_text("")
+    assert not watch.changed()
     loaded.write_text("x = 22\n")
     assert watch.changed() and watch.changed()  # and stays changed
+    assert watch.why.startswith(f"{loaded}: ")  # named, for the log
     if watch.fd is not None:
         os.close(watch.fd)

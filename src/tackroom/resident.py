@@ -383,6 +383,7 @@ class Resident:
             "refused": self.refused,
             "running": len(self.children),
             "idle_s": self.idle_s,
+            "stale": self.watch.why if self.watch.changed() else None,
         }
 
     def _run(self, conn: socket.socket, fields: list[bytes], fds: list[int]) -> None:
@@ -395,7 +396,12 @@ class Resident:
             refused = "malformed"
         if refused:
             self._refuse(conn, refused)
-            self.stopping = self.stopping or refused == "stale"
+            if refused == "stale" and not self.stopping:
+                import time
+
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+                print(f"{stamp} stale, stopping: {self.watch.why}", file=sys.stderr)
+                self.stopping = True
             return
         pid = self._to_spare(fields, fds)
         if pid is None:
@@ -672,16 +678,23 @@ def _number(field: list[bytes]) -> int:
 class _Watch:
     """Whether a file or directory the resident read changed since: the kernel says so as it happens
     (inotify on the directories, where there is inotify: a change, a new file or one gone in any of
-    them), else each is looked at again (about 700 of them, a few milliseconds a command)."""
+    them), else each is looked at again (about 700 of them, a few milliseconds a command). What
+    changed is kept in :attr:`why`, for the log."""
 
     _EVENTS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
     """IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE,
     IN_DELETE_SELF, IN_MOVE_SELF."""
+    _NAMES = (
+        (0x2, "modified"), (0x4, "attributes changed"), (0x8, "written"), (0x40, "moved away"),
+        (0x80, "moved in"), (0x100, "created"), (0x200, "deleted"), (0x400, "deleted"),
+        (0x800, "moved"), (0x4000, "too many changes to follow"),
+    )  # fmt: skip
 
     def __init__(self, stamps: dict[str, tuple[int, int] | None]) -> None:
         self.stamps = stamps
+        self.directories: dict[int, str] = {}
+        self.why = ""
         self.fd = self._inotify({path if os.path.isdir(path) else os.path.dirname(path) for path in stamps})
-        self.seen = False
 
     def _inotify(self, directories: set[str]) -> int | None:
         import ctypes
@@ -694,25 +707,56 @@ class _Watch:
         if fd < 0:
             return None
         for directory in sorted(directories):
-            if libc.inotify_add_watch(fd, os.fsencode(directory), self._EVENTS) < 0:
+            watch = int(libc.inotify_add_watch(fd, os.fsencode(directory), self._EVENTS))
+            if watch < 0:
                 os.close(fd)  # too many watches for this user: look at every file instead
                 return None
-        if self._differs():  # a change between the loading and the watching
-            self.seen = True
+            self.directories[watch] = directory
+        self.why = self._differs()  # a change between the loading and the watching
         return fd
 
     def changed(self) -> bool:
-        """Whether anything changed since the resident loaded it (once true, true for good)."""
-        if not self.seen:
-            if self.fd is None:
-                self.seen = self._differs()
-            else:
-                with contextlib.suppress(BlockingIOError):  # raised when nothing happened
-                    self.seen = bool(os.read(self.fd, 65536))
-        return self.seen
+        """Whether anything that matters changed since the resident loaded it (once true, true for
+        good)."""
+        if not self.why:
+            self.why = self._differs() if self.fd is None else self._events()
+        return bool(self.why)
 
-    def _differs(self) -> bool:
-        return any(_stamp(path) != stamp for path, stamp in self.stamps.items())
+    def _events(self) -> str:
+        """What the kernel reported since the last look that could change what a command loads: not
+        Python's byte-code caches (written by any other process that imports a module first) nor an
+        editor's swap and backup files."""
+        import struct
+
+        assert self.fd is not None
+        while True:
+            try:
+                read = os.read(self.fd, 65536)
+            except BlockingIOError:  # nothing (more) happened
+                return ""
+            at = 0
+            while at + 16 <= len(read):
+                watch, mask, _, size = struct.unpack_from("iIII", read, at)
+                name = os.fsdecode(read[at + 16 : at + 16 + size].rstrip(b"\0"))
+                at += 16 + size
+                if name and _irrelevant(name):
+                    continue
+                what = next((text for bit, text in self._NAMES if mask & bit), f"event {mask:#x}")
+                return f"{os.path.join(self.directories.get(watch, '?'), name)}: {what}"
+
+    def _differs(self) -> str:
+        for path, stamp in self.stamps.items():
+            if _stamp(path) != stamp:
+                return f"{path}: changed"
+        return ""
+
+
+def _irrelevant(name: str) -> bool:
+    """Whether a file of this name, new or changed in a watched directory, cannot change what a
+    command loads: byte-code caches, editors' swap, backup and lock files."""
+    return (
+        name == "__pycache__" or name.endswith((".pyc", ".pyo", ".swp", ".swx", "~")) or name.startswith(".#")
+    )
 
 
 def _warm() -> dict[str, tuple[int, int] | None]:

@@ -67,4 +67,6 @@ def _show(found: dict[str, Any] | None, as_json: bool, done: str) -> None:
             f"resident tackroom {done}: pid {found['pid']}, at {found['socket']}, since {since}; "
             f"{served}, {found['running']} running; it stops after {found['idle_s']:g} s idle"
         )
+    if found.get("stale"):
+        line += f"; stale ({found['stale']}): the next command runs by itself and the resident stops"
     console().print(line, markup=False)
