@@ -57,6 +57,24 @@ def test_the_database_is_in_wal_mode(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+def test_a_new_database_has_large_pages_and_an_older_one_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state database tackroom makes has 16 KiB pages; one made before (with SQLite's 4 KiB, in WAL
+    mode, where the page size can no longer change) keeps them and is used as it is."""
+    CapabilityRows(StateDB(tmp_path / "new.db")).add(row())
+    older = tmp_path / "older.db"
+    with monkeypatch.context() as before:
+        before.setattr("tackroom.state.db.PAGE_SIZE", 4096)
+        CapabilityRows(StateDB(older)).add(row())
+    store = CapabilityRows(StateDB(older))
+    store.add(row(seconds=60))
+    assert store.history() == [row(), row(seconds=60)]
+    for name, size in (("new.db", 16384), ("older.db", 4096)):
+        with sqlite3.connect(tmp_path / name) as db:
+            assert db.execute("PRAGMA page_size").fetchone() == (size,)
+
+
 def test_migrating_an_old_database_equals_a_fresh_one(tmp_path: Path) -> None:
     old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
     assert len(MIGRATIONS) > 1, "with one migration there is no old database to migrate"

@@ -498,8 +498,9 @@ def _start_worker(db: StateDB) -> None:
     _WORKER_DB = db.open()
     with db.errors():
         _WORKER_DB.execute("PRAGMA synchronous=NORMAL")
-        # A checkpoint syncs the disk: every 16 MB of the log, not every 4 MB (10 % off a 500 MB first
-        # pass here); what is left is copied aside as the scan ends (_close_aside).
+        # A checkpoint syncs the disk: every 4000 pages of the log (64 MB of 16 KiB pages, 16 MB of a
+        # database made with 4 KiB ones), not every 1000 (10 % off a 500 MB first pass here); what is
+        # left is copied aside as the scan ends (_close_aside).
         _WORKER_DB.execute("PRAGMA wal_autocheckpoint=4000")
         # The workers take turns at the one write lock: _store waits for it in finer steps than SQLite.
         _WORKER_DB.execute("PRAGMA busy_timeout=0")
