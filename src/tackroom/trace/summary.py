@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
@@ -235,23 +236,22 @@ def records(blob: bytes, count: int) -> array[int] | None:
     return found
 
 
-def taken_out(entries: list[list[Any]], copies: list[tuple[int, ...]]) -> list[list[Any]] | None:
+def taken_out(entries: list[list[Any]], copies: Sequence[Sequence[int]]) -> list[list[Any]] | None:
     """The entries that take the calls of copy records ``copies`` back out of a file's fold
     ``entries`` (one per entry they were folded into), or None when one cannot: an unknown figure does
     not subtract, a missing input or output made its entry unpriced (the file is folded again without
     them instead), and a record naming no entry is not trusted.
 
     Added to a report, they undo the calls' share of every sum and count, and of the cost."""
-    out: dict[tuple[Any, ...], list[Any]] = {}
+    out: dict[int, list[Any]] = {}  # by the entry taken from: a fold's entries are each one place
     get = out.get
     for copy in copies:
         flags, at = copy[C_FLAGS], copy[C_ENTRY]
         if not flags & C_SUBTRACTABLE or not 0 <= at < len(entries):
             return None
-        where = tuple(entries[at][:E_CALLS])
-        entry = get(where)
+        entry = get(at)
         if entry is None:
-            entry = out[where] = [*where, *_ZEROS]
+            entry = out[at] = [*entries[at][:E_CALLS], *_ZEROS]
         _, _, _, o, cw, i, _, cr, r, _ = copy
         entry[5] -= 1  # E_CALLS, and below E_SUMS + n, E_REPORTED + n
         entry[6] -= i

@@ -24,6 +24,7 @@ import operator
 import os
 import time
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
@@ -448,7 +449,7 @@ def _build_at(
     }
 
 
-def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[int, list[tuple[int, ...]]]:
+def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[int, list[Sequence[int]]]:
     """Per file, the copy records (:mod:`~tackroom.trace.summary`) of its calls that are counted from a
     copy in another file.
 
@@ -471,7 +472,7 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
         del seen
         # Per owner and key, the best copy so far: (its file's records, its place in them, its file).
         best: dict[str, dict[str, tuple[array[int], int, int]]] = {}
-        lost: dict[int, list[tuple[int, ...]]] = {}
+        lost: dict[int, list[Sequence[int]]] = {}  # each record a slice of its file's
         query = f"SELECT id, harness, path, keys, copies FROM trace_files {where}ORDER BY path"
         for file_id, owner, path, blob, packed in db.execute(query, args):
             mine = copied.get(owner)
@@ -500,9 +501,9 @@ def _lost_copies(index: TraceIndex, where: str, args: tuple[Any, ...]) -> dict[i
                 # Ranks compare as the records' slices do (arrays compare item by item).
                 if found[at + C_RANK : at + C_ENTRY] > other[there + C_RANK : there + C_ENTRY]:
                     best_of[key] = (found, at, file_id)
-                    lost.setdefault(other_file, []).append(tuple(other[there : there + C_FIELDS]))
+                    lost.setdefault(other_file, []).append(other[there : there + C_FIELDS])
                 else:
-                    lost.setdefault(file_id, []).append(tuple(found[at : at + C_FIELDS]))
+                    lost.setdefault(file_id, []).append(found[at : at + C_FIELDS])
     return lost
 
 
