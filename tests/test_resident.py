@@ -299,3 +299,20 @@ def test_a_change_to_a_loaded_file_is_seen(
     assert watch.why.startswith(f"{loaded}: ")  # named, for the log
     if watch.fd is not None:
         os.close(watch.fd)
+
+
+def test_a_watched_directory_removed_is_named(tmp_path: Path) -> None:
+    """A directory on ``sys.path`` is watched itself: removed, the kernel's event names no file in it,
+    and the resident says which directory went."""
+    from tackroom import resident
+
+    site = tmp_path / "site"
+    site.mkdir()
+    watch = resident._Watch({str(site): resident._stamp(str(site))})
+    if watch.fd is None:
+        pytest.skip("no inotify here: the every-file case is test_a_change_to_a_loaded_file_is_seen's")
+    assert not watch.changed()
+    site.rmdir()
+    assert watch.changed()
+    assert watch.why == f"{site}: deleted"
+    os.close(watch.fd)

@@ -742,7 +742,8 @@ class _Watch:
                 if name and _irrelevant(name):
                     continue
                 what = next((text for bit, text in self._NAMES if mask & bit), f"event {mask:#x}")
-                return f"{os.path.join(self.directories.get(watch, '?'), name)}: {what}"
+                directory = self.directories.get(watch, "a watched directory")  # none: an overflow
+                return f"{os.path.join(directory, name) if name else directory}: {what}"
 
     def _differs(self) -> str:
         for path, stamp in self.stamps.items():
