@@ -258,7 +258,9 @@ def main() -> None:
         env = environment(scratch)
         memory = Path(mem) if in_memory is not None else None
         found = sides(scratch, env, args.tackroom, memory)
-        subprocess.run([args.tackroom, "resident", "start", "--idle", "600"], env=env, check=True)
+        # What the resident says goes to stderr: stdout is the table.
+        start = [args.tackroom, "resident", "start", "--idle", "600"]
+        subprocess.run(start, env=env, check=True, stdout=sys.stderr)
         try:
             ms = rounds(found, env, scratch, args.runs)
             said = subprocess.run(
@@ -268,7 +270,7 @@ def main() -> None:
             if served.get("served") != len(SERVED) * (args.runs + 1) or served.get("refused"):
                 raise RuntimeError(f"the resident did not serve every resident round: {served}")
         finally:
-            subprocess.run([args.tackroom, "resident", "stop"], env=env, check=True)
+            subprocess.run([args.tackroom, "resident", "stop"], env=env, check=True, stdout=sys.stderr)
         spec_s = spec_costs(scratch / "work")
     usage = usage_first_pass(args.usage_mb, args.usage_runs, args.tackroom) if args.usage_mb else None
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
