@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,6 +144,7 @@ def test_a_flood_of_events_keeps_memory_and_the_run_directory_bounded(
 _YES_RUN = """
 import json, sys, time
 from pathlib import Path
+from typing import Any
 from tackroom.adapters.resolve import load_adapters
 from tackroom.run.runner import run
 config, workdir = Path(sys.argv[1]), Path(sys.argv[2])
@@ -381,18 +383,23 @@ def test_a_signal_to_the_cli_stops_the_run_and_everything_it_started(
     sig: signal.Signals, served: bool, config_dir: Path, tmp_path: Path, pids: Path
 ) -> None:
     """By itself, or served by a resident tackroom (the command passes the signal on to its child)."""
-    with resident_running() if served else contextlib.nullcontext():
+    with resident_running() if served else contextlib.nullcontext() as started:
         _signal_the_cli(
             sig, [TACKROOM] if served else [sys.executable, "-m", "tackroom"], tmp_path, pids, config_dir
         )
-        assert not served or _served_or_gone() == 1
+        assert started is None or _served_or_gone(started) == 1
 
 
-def _served_or_gone() -> int:
-    """The commands the test's resident served; 1 when it is gone: these runs last seconds, and a
-    resident stops when anything changes in a directory it watches (the suite's other worker compiles
-    and writes meanwhile), after which a command runs by itself, as it must."""
-    return int(status().get("served", 1))
+def _served_or_gone(started: dict[str, Any]) -> int:
+    """The commands the test's resident served; 1 when it stopped as stale: a resident stops when a
+    file it loaded changes (the suite's other worker may install or write where it watches), after
+    which a command runs by itself, as it must. Gone for any other reason is a failure."""
+    found = status()
+    if "served" in found:
+        return int(found["served"])
+    log = Path(started["log"]).read_text()
+    assert "stale, stopping: " in log, f"the resident went away on its own: {log}"
+    return 1
 
 
 def _signal_the_cli(
@@ -441,7 +448,7 @@ def test_a_cli_started_with_sigint_ignored_keeps_ignoring_it(
 ) -> None:
     """As a command in a script's background job: Ctrl-C's signal does nothing, SIGTERM still stops it."""
     fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--lifetime", "60")
-    with resident_running() if served else contextlib.nullcontext():
+    with resident_running() if served else contextlib.nullcontext() as started:
         cli = subprocess.Popen(
             [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
             stdout=subprocess.DEVNULL,
@@ -459,7 +466,7 @@ def test_a_cli_started_with_sigint_ignored_keeps_ignoring_it(
         finally:
             cli.kill()
             cli.wait()
-        assert not served or _served_or_gone() == 1
+        assert started is None or _served_or_gone(started) == 1
     assert cli.returncode == 128 + signal.SIGTERM, stderr
     assert_none_running(pids)
 
@@ -469,7 +476,7 @@ def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Pa
     its child up: the run stops, its harness and what it started with it, and its result is saved,
     as with a terminal closed on it."""
     fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--spawn-children", "2")
-    with resident_running():
+    with resident_running() as started:
         cli = subprocess.Popen(
             [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
             stdout=subprocess.DEVNULL,
@@ -481,9 +488,9 @@ def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Pa
             cli.kill()
             cli.wait()
         deadline = time.monotonic() + 30
-        while status()["running"] and time.monotonic() < deadline:
+        while status().get("running") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _served_or_gone() == 1 and status().get("running", 0) == 0
+        assert _served_or_gone(started) == 1 and status().get("running", 0) == 0
     assert_none_running(pids)
     [run_dir] = (Path(os.environ["XDG_DATA_HOME"]) / "tackroom" / "runs").iterdir()
     saved = json.loads((run_dir / "result.json").read_text())
