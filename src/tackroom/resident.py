@@ -300,7 +300,7 @@ class Resident:
                 except Exception:  # a fault in one command's handling: said in the log, the rest served
                     import traceback
 
-                    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {traceback.format_exc()}", file=sys.stderr)
+                    _log(traceback.format_exc())
             if events or self.children:
                 idle_since = time.monotonic()  # idle from the last thing it did
             if self.stopping:
@@ -397,10 +397,7 @@ class Resident:
         if refused:
             self._refuse(conn, refused)
             if refused == "stale" and not self.stopping:
-                import time
-
-                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-                print(f"{stamp} stale, stopping: {self.watch.why}", file=sys.stderr)
+                _log(f"stale, stopping: {self.watch.why}")
                 self.stopping = True
             return
         pid = self._to_spare(fields, fds)
@@ -599,6 +596,13 @@ class Resident:
             if word == b"kill" and value.isdigit() and int(value) in allowed:
                 with _suppressed():
                     os.kill(pid, int(value))
+
+
+def _log(message: str) -> None:
+    """A line in the resident's log (its stderr, once it serves), stamped."""
+    import time
+
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}", file=sys.stderr)
 
 
 def _drain(fd: int) -> None:
