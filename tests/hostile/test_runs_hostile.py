@@ -53,6 +53,13 @@ def announced(path: Path) -> list[int]:
     return [int(line.split()[1]) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _fake_run(workdir: Path, **popen: Any) -> subprocess.Popen[bytes]:
+    """``tackroom run fake p --json`` in ``workdir`` as the installed command (a resident serves it
+    when one runs), its stdout thrown away."""
+    argv = [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(workdir)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, **popen)
+
+
 def wait_announced(path: Path, count: int = 1) -> list[int]:
     """The pids announced once there are ``count`` of them (the harness and what it started), or
     those there are after 30 s."""
@@ -449,9 +456,8 @@ def test_a_cli_started_with_sigint_ignored_keeps_ignoring_it(
     """As a command in a script's background job: Ctrl-C's signal does nothing, SIGTERM still stops it."""
     fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--lifetime", "60")
     with resident_running() if served else contextlib.nullcontext() as started:
-        cli = subprocess.Popen(
-            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
-            stdout=subprocess.DEVNULL,
+        cli = _fake_run(
+            tmp_path,
             stderr=subprocess.PIPE,
             env={**os.environ, **({} if served else {"TACKROOM_NO_RESIDENT": "1"})},
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
@@ -477,11 +483,7 @@ def test_a_served_command_killed_hangs_up_its_run(config_dir: Path, tmp_path: Pa
     as with a terminal closed on it."""
     fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--spawn-children", "2")
     with resident_running() as started:
-        cli = subprocess.Popen(
-            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        cli = _fake_run(tmp_path, stderr=subprocess.DEVNULL)
         try:
             assert len(wait_announced(pids, 3)) == 3, "the harness did not start"
         finally:
@@ -503,11 +505,7 @@ def test_a_resident_killed_under_its_command_is_said_not_a_traceback(
     """The command cannot know how its run ended: it says the resident went away and exits 1."""
     fake_adapter(config_dir, "--announce", "--pid-file", str(pids), "--hang", "--lifetime", "60")
     with resident_running() as started:
-        cli = subprocess.Popen(
-            [TACKROOM, "run", "fake", "p", "--json", "--workdir", str(tmp_path)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        cli = _fake_run(tmp_path, stderr=subprocess.PIPE)
         try:
             assert wait_announced(pids), "the harness did not start"
             children = [
