@@ -10,6 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+BY_ITSELF = {"TACKROOM_NO_RESIDENT_START": "1"}
+"""In a benchmark's environment: each ``tackroom`` command runs by itself, as measured, and starts no
+resident for the commands after it (``bench_fixed.py`` measures those served apart)."""
 
 
 def time_process(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None) -> float:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import interleaved, machine, median_ms, time_process, write_section
+from _common import BY_ITSELF, interleaved, machine, median_ms, time_process, write_section
 
 RENDER_ALL = (
     "import os, pathlib\n"
@@ -39,7 +39,7 @@ def main() -> None:
     python = sys.executable
     tackroom = str(Path(python).parent / "tackroom")
     with tempfile.TemporaryDirectory() as home:
-        env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8"}
+        env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", **BY_ITSELF}
         commands = {
             "python -c pass": [python, "-c", "pass"],
             "tackroom adapters list --json": [tackroom, "adapters", "list", "--json"],

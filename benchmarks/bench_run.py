@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine, write_section
+from _common import BY_ITSELF, machine, write_section
 
 from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import resolve_builtins
@@ -101,6 +101,7 @@ def main() -> None:
             "XDG_DATA_HOME": str(data),
             "XDG_CACHE_HOME": str(scratch / "cache"),
             "TACKROOM_CONFIG_DIR": str(scratch / "config"),
+            **BY_ITSELF,
         }
         for name in args.harness:
             install(resolve_builtins()[name], env={**os.environ, "XDG_DATA_HOME": str(data)})

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import interleaved, machine, write_section
+from _common import BY_ITSELF, interleaved, machine, write_section
 
 from tackroom.adapters.plan import Endpoint, plan_run
 from tackroom.adapters.resolve import resolve_builtins
@@ -93,6 +93,7 @@ def main() -> None:
             "XDG_DATA_HOME": str(data),
             "XDG_CACHE_HOME": str(scratch / "cache"),
             "TACKROOM_CONFIG_DIR": str(scratch / "config"),
+            **BY_ITSELF,
         }
         tackroom = str(Path(sys.executable).parent / "tackroom")
         for name in args.harness:

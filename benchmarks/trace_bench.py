@@ -53,7 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import trace_corpus
-from _common import machine, write_section
+from _common import BY_ITSELF, machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache"
@@ -260,6 +260,7 @@ def env_for(config: Path, data: Path, home: Path, caches: Path | None = None) ->
         "XDG_CACHE_HOME": str(caches or home / ".cache"),
         "CLAUDE_CONFIG_DIR": str(config),
         "TZ": "UTC",
+        **BY_ITSELF,
     }
 
 

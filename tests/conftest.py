@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,38 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 Serve = Callable[..., MockServer]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A `tackroom` command starts a resident for the commands after it (tackroom.handover.start_for_next):
+# not in a test, whose commands must each run as the test says and leave nothing running. A test of
+# that start sets it to "" for its own commands; pytest_sessionfinish stops any resident left behind.
+os.environ["TACKROOM_NO_RESIDENT_START"] = "1"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Kill any resident tackroom still serving in this session's temporary directories, and fail
+    the session naming it: a test must stop what it started."""
+    if hasattr(session.config, "workerinput"):
+        return  # a worker of pytest-xdist: the controller looks once every worker has ended
+    import signal
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    base = str(factory.getbasetemp())
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        sockets = [arg for arg in argv if arg.startswith(base)]
+        if any("tackroom.resident as r" in arg for arg in argv) and sockets:
+            left.append(f"pid {entry.name}, at {sockets[0]}")
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(entry.name), signal.SIGKILL)
+    if left:
+        print("\nresident tackrooms left running by the tests (killed):\n" + "\n".join(left))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import clikit
 from residentkit import TACKROOM, gone, resident_running, run_cli, status
 from runkit import RECORDED, RECORDED_TEXT, fake_adapter
 from tackroom.handover import framed, socket_path
@@ -316,3 +317,124 @@ def test_a_watched_directory_removed_is_named(tmp_path: Path) -> None:
     assert watch.changed()
     assert watch.why == f"{site}: deleted"
     os.close(watch.fd)
+
+
+# A command starts a resident for the commands after it (handover.start_for_next). The suite keeps
+# commands from starting one (conftest); these tests let theirs: "" is unset for the switch.
+AUTO = {"TACKROOM_NO_RESIDENT_START": ""}
+
+
+def _answering(within_s: float = 30) -> dict[str, object]:
+    """The resident's status once it answers (a started one loads its modules first)."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while True:
+        done = run_cli("resident", "status", "--json", env=ALONE)
+        found: dict[str, object] = json.loads(done.stdout)
+        if found["state"] != "none" or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_a_command_starts_a_resident_for_the_next(config_dir: Path, tmp_path: Path) -> None:
+    """The first ``tackroom adapters list`` runs by itself and leaves a resident behind, started with
+    none of its secrets, from ``/``, in its own session; the next command is served by it, with the
+    same output, and a terminal is told once."""
+    import pty
+
+    main, terminal = pty.openpty()
+    try:
+        first = subprocess.run(
+            [TACKROOM, "adapters", "list", "--json"],
+            env={**os.environ, **AUTO, "ANTHROPIC_API_KEY": "sk-secret-1"},
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        told = os.read(main, 4096).decode()
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert first.returncode == 0
+    found = _answering()
+    pid = int(str(found["pid"]))
+    try:
+        assert f"tackroom: started a resident tackroom (pid {pid}) for the commands after this one" in told
+        assert found["auto"] is True and found["idle_s"] == 900 and found["served"] == 0
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        assert b"sk-secret-1" not in environ and b"HOME=" in environ
+        assert str(Path(f"/proc/{pid}/cwd").readlink()) == "/"
+        assert os.getsid(pid) == pid  # its own session: a terminal closing does not end it
+        second = run_cli("adapters", "list", "--json", env=AUTO)
+        assert second.returncode == 0 and second.stdout == first.stdout
+        assert status()["served"] == 1
+        assert "a command started it" in run_cli("resident", "status", env=ALONE).stdout
+        assert Path(str(found["log"])).read_text() == ""
+    finally:
+        run_cli("resident", "stop", env=ALONE)
+        if not gone(pid, within_s=10):
+            os.kill(pid, signal.SIGKILL)
+    assert gone(pid, within_s=10)
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "command"),
+    [
+        (("adapters", "list", "--json"), {"TACKROOM_NO_RESIDENT_START": "1"}, "tackroom"),
+        (("adapters", "list", "--json"), {**AUTO, "CI": "true"}, "tackroom"),
+        (("adapters", "list", "--json"), {**AUTO, **ALONE}, "tackroom"),
+        (("resident", "status"), AUTO, "tackroom"),
+        (("--help",), AUTO, "tackroom"),
+        (("runs", "list", "--json"), AUTO, "tackroom"),
+        (("adapters", "list", "--json"), AUTO, "python -m tackroom"),
+    ],
+    ids=["switched-off", "ci", "no-resident", "resident-command", "help", "not-a-hot-command", "python-m"],
+)
+def test_commands_start_none_when_told_or_not_theirs_to(
+    config_dir: Path, args: tuple[str, ...], env: dict[str, str], command: str
+) -> None:
+    started = Path(socket_path() + ".started")  # written before a start, whatever becomes of it
+    python = str(Path(TACKROOM).with_name("python"))
+    runner = (TACKROOM,) if command == "tackroom" else (python, "-m", "tackroom")
+    done = clikit.run_cli(*args, command=runner, env=env)
+    assert done.returncode in (0, 2), done.stderr
+    assert not started.exists() and not Path(socket_path()).exists()
+
+
+def test_at_most_one_start_a_minute(config_dir: Path) -> None:
+    """A start a moment ago (one that may have failed): the command does not try again."""
+    started = Path(socket_path() + ".started")
+    started.parent.mkdir(parents=True)
+    started.touch()
+    before = started.stat().st_mtime_ns
+    assert run_cli("adapters", "list", "--json", env=AUTO).returncode == 0
+    assert started.stat().st_mtime_ns == before and not Path(socket_path()).exists()
+
+
+def test_a_cache_directory_it_cannot_use_starts_none_and_the_command_runs(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    done = run_cli("adapters", "list", "--json", env={**AUTO, "XDG_CACHE_HOME": str(blocker)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) and blocker.read_text().startswith("a file")
+
+
+def test_a_resident_killed_outright_is_started_again(config_dir: Path) -> None:
+    """A resident killed with SIGKILL leaves its socket behind; a command after it (a minute after
+    the last start) starts a new one, which takes the socket over."""
+    assert run_cli("adapters", "list", "--json", env=AUTO).returncode == 0
+    first = int(str(_answering()["pid"]))
+    os.kill(first, signal.SIGKILL)
+    assert gone(first, within_s=10) and Path(socket_path()).exists()
+    started = Path(socket_path() + ".started")
+    os.utime(started, (started.stat().st_atime - 61, started.stat().st_mtime - 61))
+    assert run_cli("adapters", "list", "--json", env=AUTO).returncode == 0
+    again = _answering()
+    try:
+        assert again["state"] == "running" and again["pid"] != first and again["auto"] is True
+    finally:
+        run_cli("resident", "stop", env=ALONE)
+        assert gone(int(str(again["pid"])), within_s=10)

@@ -11,6 +11,12 @@ The request is NUL-separated fields (no argument, variable or path holds a NUL),
 command started in the background of a script) else ``0``, the number of arguments, the
 arguments, then every variable as ``KEY=VALUE``. The resident answers ``pid N`` or ``refused REASON``, then
 ``exit N`` or ``signal N``; the command sends ``kill N`` for each signal it is sent.
+
+With none running, one of the commands people and scripts run over and over (:data:`AUTO`, from the
+``tackroom`` command) starts one in the background for the commands after it, and runs by itself
+meanwhile (:func:`start_for_next`), as a Gradle or Bazel command starts its daemon.
+``TACKROOM_NO_RESIDENT_START=1`` (or ``CI`` set, as continuous integration services set it) keeps
+commands from starting one; one started by ``tackroom resident start`` still serves them.
 """
 
 from __future__ import annotations
@@ -26,6 +32,23 @@ if TYPE_CHECKING:
 RELAYED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
 """The signals a command passes on to the child running it (what ``tackroom run`` acts on)."""
 LOCALE = (b"LANG", b"LC_ALL", b"LC_CTYPE")
+AUTO = ("run", "usage", "adapters", "profile")
+"""The commands that start a resident when none runs: what the resident loads ahead (a run, a usage
+report, the adapter listing, a render), run over and over."""
+AUTO_IDLE_S = 900.0
+"""How long a resident a command started waits for the next command before it stops."""
+AUTO_EVERY_S = 60.0
+"""At most one start a minute: a resident that cannot start (a cache directory it cannot listen in,
+a broken install) is not tried again by every command."""
+KEPT = (b"PATH", b"HOME", b"USER", b"LOGNAME", b"TMPDIR", b"TZ")
+KEPT_PREFIXES = (b"PYTHON", b"LC_", b"XDG_", b"TACKROOM_")
+"""The variables a resident a command started keeps (with :data:`LOCALE`): where its socket, cache
+and modules are, and what its interpreter reads as it starts. Never a key or token of the
+command's: each command it serves brings its own variables."""
+SUN_PATH = 107
+"""The longest path a UNIX socket can be bound to on Linux (``sun_path`` less its NUL)."""
+SERVE = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); import tackroom.resident as r; r.serve()"
+"""The resident's program: ``sys.path`` as its starter's, then :func:`tackroom.resident.serve`."""
 serving = False
 """True in a child of the resident: its command runs here, it is not handed over again."""
 
@@ -37,14 +60,17 @@ def socket_path(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(cache, "tackroom", "resident.sock")
 
 
-def hand_over() -> int | None:
+def hand_over(start: str | None = None) -> int | None:
     """Run this process's command in the resident and return its exit code; None when there is
     no resident to take it, or it would not run the command exactly as this process would (then
-    the command runs here, as it always did)."""
+    the command runs here, as it always did). With none running, a resident running ``start``
+    (``module:function``) for each command is started for the next ones (:func:`start_for_next`)."""
     if serving or os.environ.get("TACKROOM_NO_RESIDENT"):
         return None
     path = socket_path()
     if not os.path.exists(path):
+        if start is not None:
+            start_for_next(start, path)
         return None
     # The C modules under socket.py and signal.py: those make enums of every constant they load,
     # a few milliseconds of a command the resident runs in twenty.
@@ -54,8 +80,13 @@ def hand_over() -> int | None:
     try:
         try:
             sock.connect(path)
+        except OSError:  # a resident gone (killed, the machine restarted): its socket is left behind
+            if start is not None:
+                start_for_next(start, path)
+            return None
+        try:
             cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:  # a resident gone (a stale socket), or a working directory deleted
+        except OSError:  # a working directory deleted
             return None
         try:
             for fd in (0, 1, 2):
@@ -94,6 +125,95 @@ def _run_request() -> list[bytes]:
         *(os.fsencode(arg) for arg in sys.argv),
         *(key + b"=" + value for key, value in os.environb.items()),
     ]
+
+
+def start_for_next(entry: str, path: str) -> int | None:
+    """Start a resident listening at ``path`` in the background, for the commands after this one,
+    and return its pid; None when none is started. This command does not wait for it: it runs by
+    itself, as it would have.
+
+    One is started only by the ``tackroom`` command itself (``python -m tackroom`` has the working
+    directory on its ``sys.path``: a resident of one directory), for the commands of :data:`AUTO`,
+    with a cache directory of the user's own (``XDG_CACHE_HOME`` or ``HOME`` set), and neither
+    ``TACKROOM_NO_RESIDENT_START`` nor ``CI`` set; at most once in :data:`AUTO_EVERY_S`. It runs
+    in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, writes what goes
+    wrong to its log (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
+    env = os.environ
+    if (
+        os.path.basename(sys.argv[0]) != "tackroom"
+        or sys.argv[1:2] == []
+        or sys.argv[1] not in AUTO
+        or env.get("TACKROOM_NO_RESIDENT_START")
+        or env.get("CI")
+        or not (env.get("XDG_CACHE_HOME") or env.get("HOME"))
+        or len(os.fsencode(path)) > SUN_PATH
+    ):
+        return None
+    import time
+
+    stamp = path + ".started"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            if abs(time.time() - os.stat(stamp).st_mtime) < AUTO_EVERY_S:
+                return None
+        except FileNotFoundError:
+            pass
+        os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        os.utime(stamp)
+        pid = _spawn(entry, path)
+    except OSError:  # a cache directory it cannot write, no processes left: commands run by themselves
+        return None
+    if os.isatty(2):
+        print(
+            f"tackroom: started a resident tackroom (pid {pid}) for the commands after this one; "
+            "`tackroom resident stop` stops it, TACKROOM_NO_RESIDENT_START=1 starts none",
+            file=sys.stderr,
+        )
+    return pid
+
+
+def _spawn(entry: str, path: str) -> int:
+    """The resident's process, started and left to itself: in its own session, its standard streams
+    on ``/dev/null`` but for its errors (its log), the readiness pipe :func:`tackroom.resident.start`
+    reads replaced by ``/dev/null``."""
+    import _signal
+    import json
+
+    variables = {
+        key: value
+        for key, value in os.environb.items()
+        if key in KEPT or key in LOCALE or key.startswith(KEPT_PREFIXES)
+    }
+    nothing = os.devnull
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, nothing, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, nothing, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, path + ".log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+        (os.POSIX_SPAWN_OPEN, 3, nothing, os.O_WRONLY, 0),
+    ]
+    code = f"import os; os.chdir('/'); {SERVE}"
+    arguments = [json.dumps(sys.path), path, str(AUTO_IDLE_S), "3", entry, "auto"]
+    return os.posix_spawn(
+        sys.executable,
+        [sys.executable, *flags(), "-c", code, *arguments],
+        variables,
+        file_actions=actions,
+        setsid=True,
+        setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ),
+    )
+
+
+def flags() -> list[str]:
+    """The interpreter options that set ``sys.flags``, as this process was started with them (a
+    resident with other flags than a command's would refuse it)."""
+    given = [
+        ("-I", sys.flags.isolated), ("-S", sys.flags.no_site), ("-s", sys.flags.no_user_site),
+        ("-E", sys.flags.ignore_environment), ("-B", sys.flags.dont_write_bytecode),
+        ("-P", sys.flags.safe_path), ("-X dev", sys.flags.dev_mode), ("-X utf8", sys.flags.utf8_mode),
+    ]  # fmt: skip
+    words = [word for option, on in given if on for word in option.split()]
+    return words + ["-O"] * sys.flags.optimize + ["-b"] * sys.flags.bytes_warning
 
 
 def interpreter() -> list[bytes]:

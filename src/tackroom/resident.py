@@ -1,8 +1,9 @@
 """A resident tackroom: the command line's modules loaded once, every command forked from them.
 
 A cold ``tackroom run`` spends most of its fixed cost loading modules (asyncio, the run core, some
-sixty dataclasses); the run itself takes about 10 ms once they are loaded. ``tackroom resident
-start`` keeps one process with them loaded, listening on a UNIX socket in the user's cache
+sixty dataclasses); the run itself takes about 10 ms once they are loaded. A resident (started by
+``tackroom resident start``, or by a command when none runs: :func:`tackroom.handover.start_for_next`)
+keeps one process with them loaded, listening on a UNIX socket in the user's cache
 directory (:func:`~tackroom.handover.socket_path`, mode 0600). A command hands itself over
 (:mod:`tackroom.handover`); the resident forks, the child takes the command's streams, working
 directory, umask, variables and argv and runs it as ``tackroom`` would, and its exit status goes
@@ -37,14 +38,21 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tackroom.errors import ResidentError
-from tackroom.handover import RELAYED, framed, interpreter, socket_path, start_variables
+from tackroom.handover import (
+    RELAYED,
+    SERVE,
+    SUN_PATH,
+    flags,
+    framed,
+    interpreter,
+    socket_path,
+    start_variables,
+)
 
 if TYPE_CHECKING:
     import socket
     from collections.abc import Callable
 
-_SUN_PATH = 107
-"""The longest path a UNIX socket can be bound to on Linux (``sun_path`` less its NUL)."""
 PRELOAD = (
     "tackroom.cli.quick",
     "tackroom.cli._run",
@@ -79,17 +87,16 @@ def start(entry: str, idle_s: float = 3600.0, timeout_s: float = 30.0) -> dict[s
     import subprocess
 
     path = socket_path()
-    if len(os.fsencode(path)) > _SUN_PATH:
+    if len(os.fsencode(path)) > SUN_PATH:
         raise ResidentError(
-            f"{path} is too long for a UNIX socket ({_SUN_PATH} bytes at most): "
+            f"{path} is too long for a UNIX socket ({SUN_PATH} bytes at most): "
             "set XDG_CACHE_HOME to a shorter directory"
         )
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     read, write = os.pipe()
-    code = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); import tackroom.resident as r; r.serve()"
     arguments = [json.dumps(sys.path), path, str(idle_s), str(write), entry]
     with subprocess.Popen(
-        [sys.executable, *_flags(), "-c", code, *arguments],
+        [sys.executable, *flags(), "-c", SERVE, *arguments],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -133,18 +140,6 @@ def _ready() -> bytes:
     """What a resident says once it listens: ``ready`` and its interpreter's flags (a resident
     with other flags than its starter's would refuse every command)."""
     return b"ready " + interpreter()[1] + b"\n"
-
-
-def _flags() -> list[str]:
-    """The interpreter options that set ``sys.flags``, as this process was started with them."""
-    flags = sys.flags
-    given = [
-        ("-I", flags.isolated), ("-S", flags.no_site), ("-s", flags.no_user_site),
-        ("-E", flags.ignore_environment), ("-B", flags.dont_write_bytecode), ("-P", flags.safe_path),
-        ("-X dev", flags.dev_mode), ("-X utf8", flags.utf8_mode),
-    ]  # fmt: skip
-    words = [word for option, on in given if on for word in option.split()]
-    return words + ["-O"] * flags.optimize + ["-b"] * flags.bytes_warning
 
 
 def _read_all(fd: int, timeout_s: float) -> bytes:
@@ -223,12 +218,15 @@ def _ask(word: bytes) -> bytes | None:
 
 def serve() -> None:
     """The resident itself, as :func:`start` starts it: ``argv`` holds its socket path, idle seconds,
-    the pipe to say it is ready on and the entry point."""
+    the pipe to say it is ready on and the entry point, then ``auto`` when a command started it
+    (:func:`tackroom.handover.start_for_next`)."""
     import importlib
 
     path, idle_s, ready, entry = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     module, _, function = entry.partition(":")
-    Resident(path, idle_s, getattr(importlib.import_module(module), function)).serve(ready)
+    resident = Resident(path, idle_s, getattr(importlib.import_module(module), function))
+    resident.auto = sys.argv[6:] == ["auto"]
+    resident.serve(ready)
 
 
 class Resident:
@@ -253,6 +251,8 @@ class Resident:
         self.listener: socket.socket | None = None
         self.spare: tuple[int, socket.socket] | None = None
         self.stopping = False
+        self.auto = False
+        """Whether a command started it (else ``tackroom resident start``)."""
 
     def serve(self, ready: int) -> None:
         """Listen, say so on ``ready``, and serve until stopped or idle."""
@@ -383,6 +383,7 @@ class Resident:
             "refused": self.refused,
             "running": len(self.children),
             "idle_s": self.idle_s,
+            "auto": self.auto,
             "stale": self.watch.why if self.watch.changed() else None,
         }
 

@@ -123,6 +123,7 @@ def scenario(tmp_path: Path, harness_data: Path) -> Scenario:
         "GIT_COMMITTER_NAME": "Docs",
         "GIT_COMMITTER_EMAIL": "docs@example.invalid",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "TACKROOM_NO_RESIDENT_START": "1",  # each command by itself, nothing left running
     }
     found = Scenario(work, home, env)
     done = found.shell("git init -q . && git add -A && git commit -qm 'a project'")

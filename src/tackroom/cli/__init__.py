@@ -35,7 +35,7 @@ def main() -> None:
         if sys.argv[1:2] != ["resident"]:
             from tackroom.handover import hand_over
 
-            code = hand_over()
+            code = hand_over(start="tackroom.cli:main")
             if code is not None:
                 _end_now(code)
         if sys.argv[1:2] == ["usage"]:

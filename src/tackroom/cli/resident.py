@@ -11,8 +11,9 @@ from tackroom.cli._output import console, print_json
 
 app = typer.Typer(
     help="Keep tackroom loaded in one process that every command is forked from (a run's fixed cost "
-    "falls to under half). Commands it cannot run exactly as they would run by themselves (another "
-    "interpreter, changed code) run by themselves.",
+    "falls to under half). A run, usage, adapters or profile command starts one when none runs "
+    "(TACKROOM_NO_RESIDENT_START=1 or CI set: none). Commands it cannot run exactly as they would run "
+    "by themselves (another interpreter, changed code) run by themselves.",
     no_args_is_help=True,
 )
 
@@ -67,6 +68,8 @@ def _show(found: dict[str, Any] | None, as_json: bool, done: str) -> None:
             f"resident tackroom {done}: pid {found['pid']}, at {found['socket']}, since {since}; "
             f"{served}, {found['running']} running; it stops after {found['idle_s']:g} s idle"
         )
+    if found.get("auto") and done != "stopped":
+        line += "; a command started it (TACKROOM_NO_RESIDENT_START=1: commands start none)"
     if found.get("stale"):
         line += f"; stale ({found['stale']}): the next command runs by itself and the resident stops"
     console().print(line, markup=False)
