@@ -404,6 +404,18 @@ def test_commands_start_none_when_told_or_not_theirs_to(
     assert not started.exists() and not Path(socket_path()).exists()
 
 
+def test_ci_false_is_no_ci(config_dir: Path) -> None:
+    """``CI=false`` (a developer's shell, a tool's own convention) does not keep a command from
+    starting one."""
+    assert run_cli("adapters", "list", "--json", env={**AUTO, "CI": "false"}).returncode == 0
+    found = _answering()
+    try:
+        assert found["auto"] is True
+    finally:
+        run_cli("resident", "stop", env=ALONE)
+        assert gone(int(str(found["pid"])), within_s=10)
+
+
 def test_at_most_one_start_a_minute(config_dir: Path) -> None:
     """A start a moment ago (one that may have failed): the command does not try again."""
     started = Path(socket_path() + ".started")

@@ -135,7 +135,8 @@ def start_for_next(entry: str, path: str) -> int | None:
     One is started only by the ``tackroom`` command itself (``python -m tackroom`` has the working
     directory on its ``sys.path``: a resident of one directory), for the commands of :data:`AUTO`,
     with a cache directory of the user's own (``XDG_CACHE_HOME`` or ``HOME`` set), and neither
-    ``TACKROOM_NO_RESIDENT_START`` nor ``CI`` set; at most once in :data:`AUTO_EVERY_S`. It runs
+    ``TACKROOM_NO_RESIDENT_START`` nor ``CI`` set (``CI=false`` or ``0`` is not set, as ci-info
+    reads it); at most once in :data:`AUTO_EVERY_S`. It runs
     in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, writes what goes
     wrong to its log (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
     env = os.environ
@@ -144,7 +145,7 @@ def start_for_next(entry: str, path: str) -> int | None:
         or sys.argv[1:2] == []
         or sys.argv[1] not in AUTO
         or env.get("TACKROOM_NO_RESIDENT_START")
-        or env.get("CI")
+        or env.get("CI", "false").lower() not in ("false", "0", "")
         or not (env.get("XDG_CACHE_HOME") or env.get("HOME"))
         or len(os.fsencode(path)) > SUN_PATH
     ):
