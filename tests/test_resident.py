@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 import clikit
 from residentkit import TACKROOM, gone, resident_running, run_cli, status
-from runkit import RECORDED, RECORDED_TEXT, fake_adapter
+from runkit import RECORDED, RECORDED_TEXT, fake_adapter, script_adapter
 from tackroom.handover import framed, socket_path
 from tackroom.resident import _RunRequest
 
@@ -402,6 +403,46 @@ def test_commands_start_none_when_told_or_not_theirs_to(
     done = clikit.run_cli(*args, command=runner, env=env)
     assert done.returncode in (0, 2), done.stderr
     assert not started.exists() and not Path(socket_path()).exists()
+
+
+def test_a_started_resident_loads_once_its_command_has_ended(config_dir: Path, tmp_path: Path) -> None:
+    """While the command that started it runs (a run of a harness that takes two seconds), the resident
+    waits, having loaded nothing and listening nowhere: it takes no processor from its command."""
+    script_adapter(config_dir, "slow", tmp_path / "slow", "sleep 2\n")
+    command = subprocess.Popen(
+        [TACKROOM, "run", "slow", "hi", "--workdir", str(tmp_path)],
+        env={**os.environ, **AUTO},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        started = Path(socket_path() + ".started")
+        while not started.exists():
+            assert command.poll() is None, "the run ended before it started a resident"
+            time.sleep(0.01)
+        time.sleep(1)  # what a resident that did not wait would have loaded most of by now
+        waiting = [pid for pid in _children_of(command.pid) if "tackroom.resident" in _cmdline(pid)]
+        assert len(waiting) == 1
+        ticks = sum(
+            int(n) for n in Path(f"/proc/{waiting[0]}/stat").read_text().rsplit(")", 1)[1].split()[11:13]
+        )
+        assert ticks < 15, f"{ticks} ticks of processor time: it is loading"  # loaded: some 40
+        assert not Path(socket_path()).exists() and command.poll() is None
+    finally:
+        command.wait(timeout=60)
+    found = _answering()
+    try:
+        assert found["pid"] == waiting[0] and found["auto"] is True
+    finally:
+        run_cli("resident", "stop", env=ALONE)
+        assert gone(waiting[0], within_s=10)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_ci_false_is_no_ci(config_dir: Path) -> None:

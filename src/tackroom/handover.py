@@ -137,8 +137,9 @@ def start_for_next(entry: str, path: str) -> int | None:
     with a cache directory of the user's own (``XDG_CACHE_HOME`` or ``HOME`` set), and neither
     ``TACKROOM_NO_RESIDENT_START`` nor ``CI`` set (``CI=false`` or ``0`` is not set, as ci-info
     reads it); at most once in :data:`AUTO_EVERY_S`. It runs
-    in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, writes what goes
-    wrong to its log (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
+    in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, loads its modules
+    once this command has ended (it takes no processor from it), writes what goes wrong to its log
+    (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
     env = os.environ
     if (
         os.path.basename(sys.argv[0]) != "tackroom"
@@ -194,7 +195,7 @@ def _spawn(entry: str, path: str) -> int:
         (os.POSIX_SPAWN_OPEN, 3, nothing, os.O_WRONLY, 0),
     ]
     code = f"import os; os.chdir('/'); {SERVE}"
-    arguments = [json.dumps(sys.path), path, str(AUTO_IDLE_S), "3", entry, "auto"]
+    arguments = [json.dumps(sys.path), path, str(AUTO_IDLE_S), "3", entry, "auto", str(os.getpid())]
     return os.posix_spawn(
         sys.executable,
         [sys.executable, *flags(), "-c", code, *arguments],

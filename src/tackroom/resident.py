@@ -218,15 +218,36 @@ def _ask(word: bytes) -> bytes | None:
 
 def serve() -> None:
     """The resident itself, as :func:`start` starts it: ``argv`` holds its socket path, idle seconds,
-    the pipe to say it is ready on and the entry point, then ``auto`` when a command started it
-    (:func:`tackroom.handover.start_for_next`)."""
+    the pipe to say it is ready on and the entry point, then ``auto`` and the command's pid when a
+    command started it (:func:`tackroom.handover.start_for_next`): it loads its modules once that
+    command has ended, taking no processor from it (a first usage report scans on every core)."""
     import importlib
 
     path, idle_s, ready, entry = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    auto = sys.argv[6:7] == ["auto"]
+    if auto:
+        _after(int(sys.argv[7]))
     module, _, function = entry.partition(":")
     resident = Resident(path, idle_s, getattr(importlib.import_module(module), function))
-    resident.auto = sys.argv[6:] == ["auto"]
+    resident.auto = auto
     resident.serve(ready)
+
+
+def _after(pid: int) -> None:
+    """Return once process ``pid`` (this process's parent, the command that started it) has ended."""
+    import select
+    import time
+
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:  # ended already, or a kernel before 5.3: its parent changes when it ends
+        while os.getppid() == pid:
+            time.sleep(0.1)
+        return
+    try:
+        select.select([fd], [], [])  # readable once it has ended
+    finally:
+        os.close(fd)
 
 
 class Resident:
