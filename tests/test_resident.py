@@ -169,7 +169,7 @@ def test_a_changed_module_stops_it_and_its_commands_run_by_themselves(
         assert gone(started["pid"], within_s=10)
         log = Path(started["log"]).read_text()
         assert f"stale, stopping: {site / 'sitecustomize.py'}: " in log
-        assert status(env) == {"state": "none"}
+        assert status(env)["state"] == "none"
 
 
 @pytest.mark.parametrize("change", ["installed", "entry points edited"])
@@ -455,6 +455,25 @@ def test_ci_false_is_no_ci(config_dir: Path) -> None:
     finally:
         run_cli("resident", "stop", env=ALONE)
         assert gone(int(str(found["pid"])), within_s=10)
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (AUTO, "the next run, usage, adapters or profile command starts one"),
+        ({**AUTO, "CI": "1"}, "commands start none (CI is set)"),
+        ({}, "commands start none (TACKROOM_NO_RESIDENT_START is set)"),
+    ],
+)
+def test_status_says_whether_the_next_command_starts_one(
+    config_dir: Path, env: dict[str, str], said: str
+) -> None:
+    shown = run_cli("resident", "status", env=env)
+    assert shown.stdout == f"no resident tackroom is running; {said}\n"
+    found = json.loads(run_cli("resident", "status", "--json", env=env).stdout)
+    assert found["state"] == "none" and found["starts"] is (env == AUTO)
+    assert found["why_not"] == (None if env == AUTO else said.partition("(")[2].rstrip(")"))
+    assert not Path(socket_path()).exists()
 
 
 def test_at_most_one_start_a_minute(config_dir: Path) -> None:

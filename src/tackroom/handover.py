@@ -140,15 +140,11 @@ def start_for_next(entry: str, path: str) -> int | None:
     in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, loads its modules
     once this command has ended (it takes no processor from it), writes what goes wrong to its log
     (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
-    env = os.environ
     if (
         os.path.basename(sys.argv[0]) != "tackroom"
         or sys.argv[1:2] == []
         or sys.argv[1] not in AUTO
-        or env.get("TACKROOM_NO_RESIDENT_START")
-        or env.get("CI", "false").lower() not in ("false", "0", "")
-        or not (env.get("XDG_CACHE_HOME") or env.get("HOME"))
-        or len(os.fsencode(path)) > SUN_PATH
+        or no_start(os.environ, path) is not None
     ):
         return None
     import time
@@ -173,6 +169,21 @@ def start_for_next(entry: str, path: str) -> int | None:
             file=sys.stderr,
         )
     return pid
+
+
+def no_start(env: Mapping[str, str], path: str) -> str | None:
+    """Why commands in ``env`` start no resident to listen at ``path``; None when they do."""
+    if env.get("TACKROOM_NO_RESIDENT"):
+        return "TACKROOM_NO_RESIDENT is set"
+    if env.get("TACKROOM_NO_RESIDENT_START"):
+        return "TACKROOM_NO_RESIDENT_START is set"
+    if env.get("CI", "false").lower() not in ("false", "0", ""):
+        return "CI is set"
+    if not (env.get("XDG_CACHE_HOME") or env.get("HOME")):
+        return "neither XDG_CACHE_HOME nor HOME is set"
+    if len(os.fsencode(path)) > SUN_PATH:
+        return f"{path} is too long for a UNIX socket"
+    return None
 
 
 def _spawn(entry: str, path: str) -> int:

@@ -48,11 +48,24 @@ def status_command(as_json: bool = typer.Option(False, "--json", help="Print JSO
 
 
 def _show(found: dict[str, Any] | None, as_json: bool, done: str) -> None:
-    if as_json:
-        print_json({"state": "none"} if found is None else {"state": done, **found})
-        return
     if found is None:
-        console().print("no resident tackroom is running; commands run by themselves", markup=False)
+        import os
+
+        from tackroom.handover import no_start, socket_path
+
+        why = no_start(os.environ, socket_path())
+        if as_json:
+            print_json({"state": "none", "starts": why is None, "why_not": why})
+            return
+        starts = (
+            "the next run, usage, adapters or profile command starts one"
+            if why is None
+            else f"commands start none ({why})"
+        )
+        console().print(f"no resident tackroom is running; {starts}", markup=False)
+        return
+    if as_json:
+        print_json({"state": done, **found})
         return
     served = f"{found['served']} command(s) served"
     if found["refused"]:
