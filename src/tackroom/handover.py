@@ -136,9 +136,9 @@ def start_for_next(entry: str, path: str) -> int | None:
     directory on its ``sys.path``: a resident of one directory), for the commands of :data:`AUTO`,
     with a cache directory of the user's own (``XDG_CACHE_HOME`` or ``HOME`` set), and neither
     ``TACKROOM_NO_RESIDENT_START`` nor ``CI`` set (``CI=false`` or ``0`` is not set, as ci-info
-    reads it); at most once in :data:`AUTO_EVERY_S`. It runs
-    in a session of its own from ``/``, keeps only the variables of :data:`KEPT`, loads its modules
-    once this command has ended (it takes no processor from it), writes what goes wrong to its log
+    reads it): :func:`no_start`; at most once in :data:`AUTO_EVERY_S`. It runs in a session of its
+    own from ``/``, keeps only the variables of :data:`KEPT`, loads its modules once this command
+    has ended (it takes no processor from it), writes what goes wrong to its log
     (``resident.sock.log``), and stops after :data:`AUTO_IDLE_S` idle."""
     if (
         os.path.basename(sys.argv[0]) != "tackroom"
@@ -209,7 +209,7 @@ def _spawn(entry: str, path: str) -> int:
     arguments = [json.dumps(sys.path), path, str(AUTO_IDLE_S), "3", entry, "auto", str(os.getpid())]
     return os.posix_spawn(
         sys.executable,
-        [sys.executable, *flags(), "-c", code, *arguments],
+        [sys.executable, *interpreter_options(), "-c", code, *arguments],
         variables,
         file_actions=actions,
         setsid=True,
@@ -217,7 +217,7 @@ def _spawn(entry: str, path: str) -> int:
     )
 
 
-def flags() -> list[str]:
+def interpreter_options() -> list[str]:
     """The interpreter options that set ``sys.flags``, as this process was started with them (a
     resident with other flags than a command's would refuse it)."""
     given = [

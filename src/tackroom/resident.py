@@ -42,9 +42,9 @@ from tackroom.handover import (
     RELAYED,
     SERVE,
     SUN_PATH,
-    flags,
     framed,
     interpreter,
+    interpreter_options,
     socket_path,
     start_variables,
 )
@@ -96,7 +96,7 @@ def start(entry: str, idle_s: float = 3600.0, timeout_s: float = 30.0) -> dict[s
     read, write = os.pipe()
     arguments = [json.dumps(sys.path), path, str(idle_s), str(write), entry]
     with subprocess.Popen(
-        [sys.executable, *flags(), "-c", SERVE, *arguments],
+        [sys.executable, *interpreter_options(), "-c", SERVE, *arguments],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
