@@ -62,7 +62,8 @@ def get_family(name: str) -> Family:
     return family
 
 
-_GENERIC = ("files", "settings")
+GENERIC_ENGINES = ("files", "settings")
+"""The modules of ``tackroom.profile.engines`` whose engines belong to no family."""
 INDEX = Path(__file__).with_name("engines.json")
 """Where each engine of the generic modules and the built-in families is, by name
 (``scripts/resolve-builtins`` writes it; ``tests/test_adapter_cache.py`` holds it to the registry)."""
@@ -87,7 +88,7 @@ def engine_index() -> str:
 
     found = {
         each.name: f"tackroom.profile.engines.{module}"
-        for module in _GENERIC
+        for module in GENERIC_ENGINES
         for each in import_module(f"tackroom.profile.engines.{module}").ENGINES
     }
     for name in family_names():
@@ -110,7 +111,7 @@ def engines() -> dict[str, Engine]:
     found: dict[str, tuple[Engine, str]] = {}
     sources = [
         (f"tackroom.profile.engines.{m}", import_module(f"tackroom.profile.engines.{m}").ENGINES)
-        for m in _GENERIC
+        for m in GENERIC_ENGINES
     ]
     for name in family_names():
         try:

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import import_module
 
 from tackroom.errors import FamilyError, ProfileError
-from tackroom.families import built_in_engines, get_family
+from tackroom.families import GENERIC_ENGINES, built_in_engines, get_family
 from tackroom.families import engines as engines
 from tackroom.profile.engines.base import Engine
 
@@ -47,7 +47,7 @@ def _near(family: str) -> dict[str, Engine]:
     """The generic engines and ``family``'s own, by name; none when they clash or the family cannot be
     made (the whole registry, looked at then, says why)."""
     found: dict[str, Engine] = {}
-    for module in ("files", "settings"):
+    for module in GENERIC_ENGINES:
         for each in import_module(f"tackroom.profile.engines.{module}").ENGINES:
             found[each.name] = each
     try:
