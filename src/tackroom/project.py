@@ -65,12 +65,13 @@ def load_project(start: Path) -> Project | None:
     Every problem (unknown key, bad option value, a profile outside the
     repository) is reported in one :class:`ConfigError` naming file, line and key.
     """
-    from tackroom.adapters.tomlsource import load_toml
     from tackroom.repo import find_project_file
 
     path = find_project_file(start)
     if path is None:
         return None
+    from tackroom.adapters.tomlsource import load_toml  # a TOML parser only for a file to parse
+
     source = load_toml(path)
     problems = [
         Problem(str(path), ".".join(key), message, source.line_of(key))

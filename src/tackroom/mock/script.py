@@ -28,7 +28,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from tackroom._toml import tomllib
 from tackroom.errors import MockScriptError
 from tackroom.mock.vocabulary import NEUTRAL_TOOLS, read_problem
 
@@ -225,6 +224,8 @@ def _turn_data(turn: Turn) -> dict[str, Any]:
 
 
 def _read(path: Path) -> Any:
+    from tackroom._toml import tomllib  # a script file's, not a run's with a text answer
+
     try:
         text = path.read_text(encoding="utf-8")
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)

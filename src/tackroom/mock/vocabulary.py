@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tackroom._toml import tomllib
 from tackroom.errors import MockScriptError
 from tackroom.vocabulary import NEUTRAL_TOOLS as _NEUTRAL
 
@@ -125,6 +124,8 @@ def load_vocabulary(path: str | Path) -> ToolVocabulary:
     ``[text_call]`` ``tool``/``args`` gives text answers through that tool, ``{text}`` in its
     arguments standing for the text (a harness that ends only through a tool call).
     """
+    from tackroom._toml import tomllib  # a vocabulary file's: a run's own vocabulary is in code
+
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
