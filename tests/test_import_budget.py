@@ -85,8 +85,12 @@ def test_a_json_run_of_a_fast_harness(config_dir: Path, tmp_path: Path) -> None:
     # The harness never calls the model and writes no session log: the mock's HTTP server (loaded on
     # its first connection) and the transcript reader (loaded for a log to read) never come.
     lazy = ("http", "email", "tackroom.mock._http", "tackroom.mock.dispatch", "msgspec")
+    # No file to parse (a text answer, no project file, the adapters from their cache): no TOML parser.
+    toml = ("tomli", "tomllib", "tackroom._toml")
     check(
-        names, (*forbidden, *lazy, "yaml", "sqlite3", "tackroom.families.claude_code.transcripts"), budget=250
+        names,
+        (*forbidden, *lazy, *toml, "yaml", "sqlite3", "tackroom.families.claude_code.transcripts"),
+        budget=250,
     )
 
 
