@@ -494,6 +494,33 @@ def test_a_cache_directory_it_cannot_use_starts_none_and_the_command_runs(tmp_pa
     assert json.loads(done.stdout) and blocker.read_text().startswith("a file")
 
 
+def test_commands_at_once_leave_one_resident(config_dir: Path) -> None:
+    """Four commands starting together each find none running: one resident is left serving (the
+    lock decides), the others end on their own, and nothing else is left running."""
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(lambda _: run_cli("adapters", "list", "--json", env=AUTO), range(4)))
+    assert all(each.returncode == 0 for each in done)
+    found = _answering()
+    pid = int(str(found["pid"]))
+    path = socket_path()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            residents = [
+                int(entry.name)
+                for entry in Path("/proc").iterdir()
+                if entry.name.isdigit() and path in _cmdline(int(entry.name)).split("\0")
+            ]
+            serving = [each for each in residents if each == pid or each not in _children_of(pid)]
+            if serving == [pid] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert serving == [pid]  # the others ended; what is left is it and the child it forked ahead
+    finally:
+        run_cli("resident", "stop", env=ALONE)
+        assert gone(pid, within_s=10)
+
+
 def test_a_resident_killed_outright_is_started_again(config_dir: Path) -> None:
     """A resident killed with SIGKILL leaves its socket behind; a command after it (a minute after
     the last start) starts a new one, which takes the socket over."""
