@@ -1,0 +1,70 @@
+"""A real harness's run served by the resident tackroom that a first command started (issue 24
+item 4): the path a user's commands take by default. The run is the same as by itself: the harness's
+answer, its usage from the mock, its session log found, its exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from realkit import REAL
+
+from residentkit import gone, run_cli
+from tackroom.adapters.resolve import Adapter
+
+pytestmark = pytest.mark.real
+#: What differs between two runs of the same thing.
+_PER_RUN = ("run_dir", "started_at", "duration_s", "events", "trace", "argv", "session_id", "workdir")
+
+
+def _answering(env: dict[str, str], within_s: float = 60) -> dict[str, object]:
+    deadline = time.monotonic() + within_s
+    while True:
+        found: dict[str, object] = json.loads(run_cli("resident", "status", "--json", env=env).stdout)
+        if found["state"] != "none" or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("harness", REAL, indirect=True)
+def test_a_served_run_of_a_real_harness_is_its_run_by_itself(
+    harness: Adapter, harness_data: Path, workdir: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    (data / "tackroom").mkdir(parents=True)
+    (data / "tackroom" / "harnesses").symlink_to(harness_data / "tackroom" / "harnesses")
+    env = {"XDG_DATA_HOME": str(data), "TACKROOM_NO_RESIDENT_START": ""}
+    args = ("run", harness.name, "Say hello", "--mock-text", "Hello from the mock", "--json")
+    args += ("--timeout", "120")
+    # A workdir each: a harness may keep its history there (aider), which the next run would find.
+    (workdir / "alone").mkdir()
+    (workdir / "served").mkdir()
+    first = run_cli(*args, "--workdir", str(workdir / "alone"), env=env)  # it starts a resident
+    assert first.returncode == 0, first.stderr[-2000:]
+    started = _answering(env)
+    assert started["state"] == "running" and started["auto"] is True, started
+    pid = int(str(started["pid"]))
+    try:
+        served = run_cli(*args, "--workdir", str(workdir / "served"), env=env)
+        after = json.loads(run_cli("resident", "status", "--json", env=env).stdout)
+    finally:
+        run_cli("resident", "stop", env={**env, "TACKROOM_NO_RESIDENT": "1"})
+        if not gone(pid, within_s=15):
+            os.kill(pid, 9)
+    assert served.returncode == 0, served.stderr[-2000:]
+    assert after["served"] == 1 and after["refused"] == {}
+    one, other = json.loads(first.stdout), json.loads(served.stdout)
+    assert other["final_text"].strip() == "Hello from the mock" and other["usage"] == one["usage"]
+    assert [len(run["trace"]["sessions"]) if run["trace"] else None for run in (one, other)] in (
+        [1, 1],
+        [None, None],
+        [0, 0],
+    )
+    for key in _PER_RUN:
+        one.pop(key, None)
+        other.pop(key, None)
+    assert other == one
