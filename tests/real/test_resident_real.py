@@ -1,4 +1,4 @@
-"""A real harness's run served by the resident tackroom that a first command started (issue 24
+"""Real harnesses' runs served by the resident tackroom that a first command started (issue 24
 item 4): the path a user's commands take by default. The run is the same as by itself: the harness's
 answer, its usage from the mock, its session log found, its exit code.
 """
@@ -30,7 +30,18 @@ def _answering(env: dict[str, str], within_s: float = 60) -> dict[str, object]:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("harness", REAL, indirect=True)
+#: One harness of each kind of process a served run hands its streams, directory and signals to:
+#: Node (claude-code, gemini), a Rust binary (codex), Python (aider), a compiled Bun binary
+#: (opencode) and an ACP agent over stdio (claude-code-acp). The served path is the same code for
+#: every harness; all 23 passed it once (2026-12-07), and these keep it so within CI's time.
+SERVED = [
+    name
+    for name in ("claude-code", "gemini", "codex", "aider", "opencode", "claude-code-acp")
+    if name in REAL
+]
+
+
+@pytest.mark.parametrize("harness", SERVED, indirect=True)
 def test_a_served_run_of_a_real_harness_is_its_run_by_itself(
     harness: Adapter, harness_data: Path, workdir: Path, tmp_path: Path
 ) -> None:
