@@ -50,6 +50,18 @@ def status(env: dict[str, str] | None = None) -> dict[str, Any]:
     return found
 
 
+def answering(env: dict[str, str] | None = None, within_s: float = 60) -> dict[str, Any]:
+    """``tackroom resident status --json`` once a resident answers (one a command started loads its
+    modules first), or ``{"state": "none", ...}`` when none does within the time."""
+    deadline = time.monotonic() + within_s
+    while True:
+        done = run_cli("resident", "status", "--json", env={**(env or {}), "TACKROOM_NO_RESIDENT": "1"})
+        found: dict[str, Any] = json.loads(done.stdout)
+        if found["state"] != "none" or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def gone(pid: int, within_s: float) -> bool:
     """Whether ``pid`` ended (a zombie has ended: it is not our child to reap) within the time."""
     deadline = time.monotonic() + within_s

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clikit
-from residentkit import TACKROOM, gone, resident_running, run_cli, status
+from residentkit import TACKROOM, answering, gone, resident_running, run_cli, status
 from runkit import RECORDED, RECORDED_TEXT, fake_adapter, script_adapter
 from tackroom.handover import framed, socket_path
 from tackroom.resident import _RunRequest
@@ -325,19 +325,6 @@ def test_a_watched_directory_removed_is_named(tmp_path: Path) -> None:
 AUTO = {"TACKROOM_NO_RESIDENT_START": ""}
 
 
-def _answering(within_s: float = 30) -> dict[str, object]:
-    """The resident's status once it answers (a started one loads its modules first)."""
-    import time
-
-    deadline = time.monotonic() + within_s
-    while True:
-        done = run_cli("resident", "status", "--json", env=ALONE)
-        found: dict[str, object] = json.loads(done.stdout)
-        if found["state"] != "none" or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
-
-
 def test_a_command_starts_a_resident_for_the_next(config_dir: Path, tmp_path: Path) -> None:
     """The first ``tackroom adapters list`` runs by itself and leaves a resident behind, started with
     none of its secrets, from ``/``, in its own session; the next command is served by it, with the
@@ -360,7 +347,7 @@ def test_a_command_starts_a_resident_for_the_next(config_dir: Path, tmp_path: Pa
         os.close(main)
         os.close(terminal)
     assert first.returncode == 0
-    found = _answering()
+    found = answering()
     pid = int(str(found["pid"]))
     try:
         assert f"tackroom: started a resident tackroom (pid {pid}) for the commands after this one" in told
@@ -430,7 +417,7 @@ def test_a_started_resident_loads_once_its_command_has_ended(config_dir: Path, t
         assert not Path(socket_path()).exists() and command.poll() is None
     finally:
         command.wait(timeout=60)
-    found = _answering()
+    found = answering()
     try:
         assert found["pid"] == waiting[0] and found["auto"] is True
     finally:
@@ -449,7 +436,7 @@ def test_ci_false_is_no_ci(config_dir: Path) -> None:
     """``CI=false`` (a developer's shell, a tool's own convention) does not keep a command from
     starting one."""
     assert run_cli("adapters", "list", "--json", env={**AUTO, "CI": "false"}).returncode == 0
-    found = _answering()
+    found = answering()
     try:
         assert found["auto"] is True
     finally:
@@ -500,7 +487,7 @@ def test_commands_at_once_leave_one_resident(config_dir: Path) -> None:
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         done = list(pool.map(lambda _: run_cli("adapters", "list", "--json", env=AUTO), range(4)))
     assert all(each.returncode == 0 for each in done)
-    found = _answering()
+    found = answering()
     pid = int(str(found["pid"]))
     path = socket_path()
     try:
@@ -525,13 +512,13 @@ def test_a_resident_killed_outright_is_started_again(config_dir: Path) -> None:
     """A resident killed with SIGKILL leaves its socket behind; a command after it (a minute after
     the last start) starts a new one, which takes the socket over."""
     assert run_cli("adapters", "list", "--json", env=AUTO).returncode == 0
-    first = int(str(_answering()["pid"]))
+    first = int(str(answering()["pid"]))
     os.kill(first, signal.SIGKILL)
     assert gone(first, within_s=10) and Path(socket_path()).exists()
     started = Path(socket_path() + ".started")
     os.utime(started, (started.stat().st_atime - 61, started.stat().st_mtime - 61))
     assert run_cli("adapters", "list", "--json", env=AUTO).returncode == 0
-    again = _answering()
+    again = answering()
     try:
         assert again["state"] == "running" and again["pid"] != first and again["auto"] is True
     finally:

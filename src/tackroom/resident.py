@@ -228,9 +228,7 @@ def serve() -> None:
     if auto:
         _after(int(sys.argv[7]))
     module, _, function = entry.partition(":")
-    resident = Resident(path, idle_s, getattr(importlib.import_module(module), function))
-    resident.auto = auto
-    resident.serve(ready)
+    Resident(path, idle_s, getattr(importlib.import_module(module), function), auto=auto).serve(ready)
 
 
 def _after(pid: int) -> None:
@@ -254,11 +252,13 @@ class Resident:
     """The listening process: it loads :data:`PRELOAD`, accepts commands, forks a child for each
     and tells each command how its child ended."""
 
-    def __init__(self, path: str, idle_s: float, entry: Callable[[], object]) -> None:
+    def __init__(self, path: str, idle_s: float, entry: Callable[[], object], *, auto: bool = False) -> None:
         import gc
         import time
 
         self.path, self.idle_s, self.entry = path, idle_s, entry
+        self.auto = auto
+        """Whether a command started it (else ``tackroom resident start``)."""
         self.started = time.time()
         self.served = 0
         self.refused: dict[str, int] = {}
@@ -272,8 +272,6 @@ class Resident:
         self.listener: socket.socket | None = None
         self.spare: tuple[int, socket.socket] | None = None
         self.stopping = False
-        self.auto = False
-        """Whether a command started it (else ``tackroom resident start``)."""
 
     def serve(self, ready: int) -> None:
         """Listen, say so on ``ready``, and serve until stopped or idle."""

@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 from realkit import REAL
 
-from residentkit import gone, run_cli
+from residentkit import answering, gone, run_cli
 from tackroom.adapters.resolve import Adapter
 
 pytestmark = pytest.mark.real
 #: What differs between two runs of the same thing.
 _PER_RUN = ("run_dir", "started_at", "duration_s", "events", "trace", "argv", "session_id", "workdir")
-
-
-def _answering(env: dict[str, str], within_s: float = 60) -> dict[str, object]:
-    deadline = time.monotonic() + within_s
-    while True:
-        found: dict[str, object] = json.loads(run_cli("resident", "status", "--json", env=env).stdout)
-        if found["state"] != "none" or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 #: One harness of each kind of process a served run hands its streams, directory and signals to:
@@ -56,7 +46,7 @@ def test_a_served_run_of_a_real_harness_is_its_run_by_itself(
     (workdir / "served").mkdir()
     first = run_cli(*args, "--workdir", str(workdir / "alone"), env=env)  # it starts a resident
     assert first.returncode == 0, first.stderr[-2000:]
-    started = _answering(env)
+    started = answering(env)
     assert started["state"] == "running" and started["auto"] is True, started
     pid = int(str(started["pid"]))
     try:
