@@ -10,9 +10,9 @@
   once, each command forked from them), beside the same commands run by themselves
   (``TACKROOM_NO_RESIDENT=1``, every other row): CLI start, run overhead and the render, against the
   same targets.
-- The run as a user's commands run it by default: nothing started by hand, the first command starts
-  a resident in the background (``tackroom.handover.start_for_next``), the ones after it are served
-  (a cache directory of its own, so the resident above does not serve it).
+- The same three commands as a user's commands run them by default: nothing started by hand, the
+  first command starts a resident in the background (``tackroom.handover.start_for_next``), the ones
+  after it are served (a cache directory of their own, so the resident above does not serve them).
 - Profile render for 9 targets (the harnesses rulesync also knows; the profile of
   ``bench_profile.py``) as a user runs it, ``tackroom profile render NAMES --profile P --into DIR
   --json``, into a fresh directory (target: at most 100 ms), beside ``rulesync generate`` when it is
