@@ -38,18 +38,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is None:
         return
-    base = str(factory.getbasetemp())
+    from prockit import processes
+
+    base = os.fsencode(factory.getbasetemp())
     left = []
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        sockets = [arg for arg in argv if arg.startswith(base)]
-        if any("tackroom.resident as r" in arg for arg in argv) and sockets:
-            left.append(f"pid {entry.name}, at {sockets[0]}")
-            with contextlib.suppress(OSError, ValueError):
-                os.kill(int(entry.name), signal.SIGKILL)
+    for pid, argv in processes(
+        lambda argv: (
+            any(b"tackroom.resident as r" in arg for arg in argv)
+            and any(arg.startswith(base) for arg in argv)
+        )
+    ).items():
+        socket = next(arg for arg in argv if arg.startswith(base))
+        left.append(f"pid {pid}, at {os.fsdecode(socket)}")
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     if left:
         print("\nresident tackrooms left running by the tests (killed):\n" + "\n".join(left))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -62,6 +62,16 @@ def answering(env: dict[str, str] | None = None, within_s: float = 60) -> dict[s
         time.sleep(0.05)
 
 
+def stop(pid: int, env: dict[str, str] | None = None) -> None:
+    """``tackroom resident stop``; the resident ``pid`` must be gone within 10 s (killed if not, so
+    nothing is left running, and the test fails)."""
+    run_cli("resident", "stop", env=env)
+    if not gone(pid, within_s=10):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the resident (pid {pid}) did not stop when asked: killed")
+
+
 def gone(pid: int, within_s: float) -> bool:
     """Whether ``pid`` ended (a zombie has ended: it is not our child to reap) within the time."""
     deadline = time.monotonic() + within_s

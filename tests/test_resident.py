@@ -23,7 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clikit
-from residentkit import TACKROOM, answering, gone, resident_running, run_cli, status
+from prockit import processes
+from residentkit import TACKROOM, answering, gone, resident_running, run_cli, status, stop
 from runkit import RECORDED, RECORDED_TEXT, fake_adapter, script_adapter
 from tackroom.handover import framed, socket_path
 from tackroom.resident import _RunRequest
@@ -408,7 +409,7 @@ def test_a_started_resident_loads_once_its_command_has_ended(config_dir: Path, t
             assert command.poll() is None, "the run ended before it started a resident"
             time.sleep(0.01)
         time.sleep(1)  # what a resident that did not wait would have loaded most of by now
-        waiting = [pid for pid in _children_of(command.pid) if "tackroom.resident" in _cmdline(pid)]
+        waiting = list(processes(lambda argv: b"tackroom.resident" in b" ".join(argv), parent=command.pid))
         assert len(waiting) == 1
         ticks = sum(
             int(n) for n in Path(f"/proc/{waiting[0]}/stat").read_text().rsplit(")", 1)[1].split()[11:13]
@@ -421,15 +422,7 @@ def test_a_started_resident_loads_once_its_command_has_ended(config_dir: Path, t
     try:
         assert found["pid"] == waiting[0] and found["auto"] is True
     finally:
-        run_cli("resident", "stop", env=ALONE)
-        assert gone(waiting[0], within_s=10)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return ""
+        stop(waiting[0], env=ALONE)
 
 
 def test_ci_false_is_no_ci(config_dir: Path) -> None:
@@ -440,8 +433,7 @@ def test_ci_false_is_no_ci(config_dir: Path) -> None:
     try:
         assert found["auto"] is True
     finally:
-        run_cli("resident", "stop", env=ALONE)
-        assert gone(int(str(found["pid"])), within_s=10)
+        stop(int(str(found["pid"])), env=ALONE)
 
 
 @pytest.mark.parametrize(
@@ -493,19 +485,14 @@ def test_commands_at_once_leave_one_resident(config_dir: Path) -> None:
     try:
         deadline = time.monotonic() + 30
         while True:
-            residents = [
-                int(entry.name)
-                for entry in Path("/proc").iterdir()
-                if entry.name.isdigit() and path in _cmdline(int(entry.name)).split("\0")
-            ]
+            residents = list(processes(lambda argv: os.fsencode(path) in argv))
             serving = [each for each in residents if each == pid or each not in _children_of(pid)]
             if serving == [pid] or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         assert serving == [pid]  # the others ended; what is left is it and the child it forked ahead
     finally:
-        run_cli("resident", "stop", env=ALONE)
-        assert gone(pid, within_s=10)
+        stop(pid, env=ALONE)
 
 
 def test_a_resident_killed_outright_is_started_again(config_dir: Path) -> None:
@@ -522,5 +509,4 @@ def test_a_resident_killed_outright_is_started_again(config_dir: Path) -> None:
     try:
         assert again["state"] == "running" and again["pid"] != first and again["auto"] is True
     finally:
-        run_cli("resident", "stop", env=ALONE)
-        assert gone(int(str(again["pid"])), within_s=10)
+        stop(int(str(again["pid"])), env=ALONE)
