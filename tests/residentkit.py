@@ -19,6 +19,10 @@ TACKROOM = str(Path(sys.executable).parent / "tackroom")
 """The ``tackroom`` command as installed (``pip install -e .``): its ``sys.path`` is the same from
 every directory, as ``python -m tackroom``'s is not."""
 
+AUTO = {"TACKROOM_NO_RESIDENT_START": "", "CI": ""}
+"""What lets a command start a resident (handover.start_for_next), which the suite keeps commands
+from doing (conftest): "" is unset for both switches, and CI services set ``CI`` themselves."""
+
 
 def run_cli(*args: str, **keywords: Any) -> subprocess.CompletedProcess[str]:
     """:func:`clikit.run_cli` through the installed ``tackroom`` command."""

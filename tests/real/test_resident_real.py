@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from realkit import REAL
 
-from residentkit import answering, gone, run_cli
+from residentkit import AUTO, answering, gone, run_cli
 from tackroom.adapters.resolve import Adapter
 
 pytestmark = pytest.mark.real
@@ -38,7 +38,7 @@ def test_a_served_run_of_a_real_harness_is_its_run_by_itself(
     data = tmp_path / "data"
     (data / "tackroom").mkdir(parents=True)
     (data / "tackroom" / "harnesses").symlink_to(harness_data / "tackroom" / "harnesses")
-    env = {"XDG_DATA_HOME": str(data), "TACKROOM_NO_RESIDENT_START": ""}
+    env = {"XDG_DATA_HOME": str(data), **AUTO}
     args = ("run", harness.name, "Say hello", "--mock-text", "Hello from the mock", "--json")
     args += ("--timeout", "120")
     # A workdir each: a harness may keep its history there (aider), which the next run would find.
