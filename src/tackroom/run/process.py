@@ -188,19 +188,14 @@ async def run_process(
         ValueError: an argument is out of range.
     """
     marker = _check_arguments(argv, timeout_s, grace_s, output_cap, escape_marker)
-    escapes = None
     if marker is not None:
         env = {**env, marker[0]: marker[1]}
-        escapes = _Escapes(_entry(marker), cage(marker[1]))
     started = time.monotonic()
     out, err = _Capture(on_stdout_line, output_cap), _Capture(on_stderr_line, output_cap)
-    try:
-        adopt = escapes.cage.adopt if escapes is not None and escapes.cage is not None else None
-        proc, pipes = await _spawn(argv, env, cwd, with_stdin=stdin is not None, adopt=adopt)
-    except BaseException:
-        if escapes is not None:
-            escapes.close()
-        raise
+    proc, pipes, caged = await _spawn(
+        argv, env, cwd, with_stdin=stdin is not None, cage_name=None if marker is None else marker[1]
+    )
+    escapes = None if marker is None else _Escapes(_entry(marker), caged)
     pgid = proc.pid  # start_new_session: the leader's pid names its group
     pumps = [
         asyncio.create_task(_pump(pipes, "stdout", out)),
@@ -398,53 +393,62 @@ async def _spawn(
     cwd: Path,
     *,
     with_stdin: bool,
-    adopt: Callable[[int], None] | None = None,
-) -> tuple[_Leader, _Pipes]:
-    """Start ``argv`` in a session of its own, from a worker thread: a fork and exec on the loop's
-    thread gave the interpreter lock away to whatever else was running, for many milliseconds."""
-    ours = _Pipes()
-    theirs: dict[str, int] = {}
+    cage_name: str | None = None,
+) -> tuple[_Leader, _Pipes, Cage | None]:
+    """Start ``argv`` in a session of its own, in the cgroup made for it (named ``cage_name``, where
+    one can be made), all from one worker thread: each system call on the loop's thread (a fork and
+    exec, a cgroup's mkdir, a pipe) gave the interpreter lock away to whatever else was running, for
+    milliseconds each, and sixteen runs starting at once stalled the loop for tens of them."""
 
-    def start() -> subprocess.Popen[bytes]:
-        popen = subprocess.Popen(
-            list(argv),
-            stdin=theirs.get("stdin", subprocess.DEVNULL),
-            stdout=theirs["stdout"],
-            stderr=theirs["stderr"],
-            env=dict(env),
-            cwd=cwd,
-            start_new_session=True,
-        )
-        if adopt is not None:
-            adopt(popen.pid)  # into the run's cgroup at once (run.cgroup.Cage.adopt)
-        return popen
-
-    try:
-        for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
-            # os.pipe() descriptors are close-on-exec: the child keeps only its dup2'ed copies.
-            read_end, write_end = os.pipe()
-            ours.add(name, write_end if name == "stdin" else read_end)
-            theirs[name] = read_end if name == "stdin" else write_end
-        starting = asyncio.get_running_loop().run_in_executor(None, start)
+    def start() -> tuple[subprocess.Popen[bytes], _Pipes, Cage | None]:
+        ours = _Pipes()
+        theirs: dict[str, int] = {}
+        made = None
         try:
-            popen = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            await asyncio.wait([starting])  # a process started meanwhile is not left running
-            if not starting.cancelled() and starting.exception() is None:
-                started = starting.result()
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(started.pid, signal.SIGKILL)
-                started.wait()
+            for name in ("stdin", "stdout", "stderr") if with_stdin else ("stdout", "stderr"):
+                # os.pipe() descriptors are close-on-exec: the child keeps only its dup2'ed copies.
+                read_end, write_end = os.pipe()
+                ours.add(name, write_end if name == "stdin" else read_end)
+                theirs[name] = read_end if name == "stdin" else write_end
+            made = cage(cage_name) if cage_name is not None else None
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=theirs.get("stdin", subprocess.DEVNULL),
+                stdout=theirs["stdout"],
+                stderr=theirs["stderr"],
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except BaseException:
+            ours.close_all()
+            if made is not None:
+                made.remove()
             raise
-    except BaseException as exc:
-        ours.close_all()
-        if isinstance(exc, OSError):
-            raise _start_error(argv[0], cwd, env, exc) from exc
+        finally:
+            for fd in theirs.values():
+                os.close(fd)
+        if made is not None:
+            made.adopt(popen.pid)  # into the run's cgroup at once (run.cgroup.Cage.adopt)
+        return popen, ours, made
+
+    starting = asyncio.get_running_loop().run_in_executor(None, start)
+    try:
+        popen, pipes, made = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        await asyncio.wait([starting])  # a process started meanwhile is not left running
+        if not starting.cancelled() and starting.exception() is None:
+            started, pipes, made = starting.result()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(started.pid, signal.SIGKILL)
+            started.wait()
+            pipes.close_all()
+            if made is not None:
+                made.remove()
         raise
-    finally:
-        for fd in theirs.values():
-            os.close(fd)
-    return _Leader(popen), ours
+    except OSError as exc:
+        raise _start_error(argv[0], cwd, env, exc) from exc
+    return _Leader(popen), pipes, made
 
 
 def _start_error(executable: str, cwd: Path, env: Mapping[str, str], exc: OSError) -> RunError:
