@@ -50,13 +50,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from tackroom.errors import RunError
 from tackroom.run.cgroup import Cage, cage
 
-__all__ = ["Conversation", "Escaped", "ProcessResult", "group_alive", "run_process", "run_process_sync"]
+__all__ = [
+    "Conversation",
+    "Escaped",
+    "ProcessResult",
+    "group_alive",
+    "off_loop",
+    "run_process",
+    "run_process_sync",
+]
 
 LineCallback = Callable[[str], None]
+T = TypeVar("T")
 
 _CHUNK = 64 * 1024
 _MIN_CHUNK = 512
@@ -285,6 +295,17 @@ def run_process_sync(
 def group_alive(pgid: int) -> bool:
     """True while any process of group ``pgid`` is alive (zombies count as dead)."""
     return bool(_group_members(pgid))
+
+
+async def off_loop(work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread. If the caller is cancelled meanwhile, the work still ends
+    before the cancellation goes on, so nothing it holds is closed under it."""
+    future = asyncio.get_running_loop().run_in_executor(None, work)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
 
 
 # --- starting -----------------------------------------------------------------

@@ -12,20 +12,20 @@ result and attributes its traces. The plan comes from the same code path as
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from tackroom._loop import run_to_end
 from tackroom.errors import RunSpecError, TackroomError
 from tackroom.project import load_project
 from tackroom.run.prepare import Local, Ready, prepare, removed_on_failure, stage
+from tackroom.run.process import off_loop
 from tackroom.run.result import Result, save
 from tackroom.run.sandbox import Network, get_sandbox
 from tackroom.run.services import captured, fetched, start_services
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from tackroom.mock import MockServer, Script
     from tackroom.profile.model import Profile
     from tackroom.trace.attribute import RunTraces
-
-T = TypeVar("T")
 
 
 def run(adapter: RunSpec | str | Adapter | None, prompt: str | None = None, **kwargs: Any) -> Result:
@@ -367,7 +365,7 @@ async def _run_spec(spec: RunSpec, local: Local, on_event: EventCallback | None)
     try:
         # Everything before the spawn reads files, runs `--version`, copies credentials and renders
         # the profile: off the loop, so a caller's other tasks (other runs) keep going meanwhile.
-        ready = await _off_loop(partial(_set_up, spec, local, stack))
+        ready = await off_loop(partial(_set_up, spec, local, stack))
         try:
             return await _launch(ready, spec.timeout_s, on_event, spec.home, spec.gateway, local.environ)
         except TackroomError as exc:  # the harness started: its run directory is kept
@@ -375,7 +373,7 @@ async def _run_spec(spec: RunSpec, local: Local, on_event: EventCallback | None)
             exc.run_dir = exc.run_dir or ready.run_dir
             raise
     finally:
-        await _off_loop(stack.close)
+        await off_loop(stack.close)
 
 
 def _set_up(spec: RunSpec, local: Local, stack: ExitStack) -> Ready:
@@ -399,17 +397,6 @@ def _set_up(spec: RunSpec, local: Local, stack: ExitStack) -> Ready:
             exc.adapter = exc.adapter or prepared.adapter.name
             raise
         return stage(spec, prepared, services.endpoint, services.captor, local, stack)
-
-
-async def _off_loop(work: Callable[[], T]) -> T:
-    """``work()`` in a worker thread. If the caller is cancelled meanwhile, the work still ends
-    before the cancellation goes on, so nothing it holds is closed under it."""
-    future = asyncio.get_running_loop().run_in_executor(None, work)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        await asyncio.wait([future])
-        raise
 
 
 async def _launch(
@@ -447,15 +434,15 @@ async def _launch(
         home=home,
         auth=plan.auth,
     )
-    traces = await _off_loop(partial(_traces, ready.adapter, result, started, ready.env, environ, ready.root))
+    traces = await off_loop(partial(_traces, ready.adapter, result, started, ready.env, environ, ready.root))
     result = replace(result, trace=traces)
     if ready.captor is not None:
-        calls = await _off_loop(partial(captured, ready.captor, ready.run_dir.name, result.usage))
+        calls = await off_loop(partial(captured, ready.captor, ready.run_dir.name, result.usage))
         result = replace(result, capture=calls)
     elif gateway is not None:
-        asked = await _off_loop(partial(fetched, gateway, ready.run_dir.name, result.usage))
+        asked = await off_loop(partial(fetched, gateway, ready.run_dir.name, result.usage))
         result = replace(result, capture=asked)
-    await _off_loop(partial(save, result))
+    await off_loop(partial(save, result))
     return result
 
 
