@@ -33,13 +33,14 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from tackroom.families import get_family
 from tackroom.families.base import ClientParser, Family, StreamParser
-from tackroom.run.process import Conversation, ProcessResult
+from tackroom.run.process import Conversation, ProcessResult, off_loop
 from tackroom.run.result import Result, Summarizer, save
 from tackroom.run.sandbox import LocalSandbox, Places, Sandbox
 from tackroom.trace.events import ErrorEvent, Event
@@ -85,10 +86,14 @@ async def execute(
     family = get_family(adapter.family)
     started = time.monotonic()
     marker = f"{run_dir.name}:{secrets.token_hex(8)}"
-    with (
-        _Spool(run_dir / "stdout.log", STDOUT_LOG, _text_gap) as stdout_log,
-        _Events(run_dir / "events.jsonl", on_event) as events,
-    ):
+    stdout_log = _Spool(run_dir / "stdout.log", STDOUT_LOG, _text_gap)
+    events = _Events(run_dir / "events.jsonl", on_event)
+    files = (stdout_log, events.file)
+    stderr: str | None = None
+    # The files are opened, written at the end and closed in a worker thread: each open, write and
+    # close on the loop's thread gave the interpreter lock away for milliseconds, with many runs at once.
+    try:
+        await off_loop(partial(_open_all, files))
         boundary = _Boundary(family, events.add)
         conversation = boundary.converse(
             stdin or "", workdir, options or {}, env, lambda: _profile_places(adapter, env, workdir)
@@ -113,10 +118,11 @@ async def execute(
                 save(_stopped(adapter, argv, run_dir, time.monotonic() - started, events, exc))
             raise
         stderr = done.stderr_tail.decode("utf-8", errors="replace")
-        _write_text(run_dir / "stderr.log", stderr)
         boundary.close(done.exit_code)
         boundary.after_exit(env, events.kept())
         boundary.stderr(stderr)
+    finally:
+        await off_loop(partial(_close_all, files, run_dir / "stderr.log", stderr))
     # After the files are closed: closing writes their tails, and may fail.
     truncated = _truncated(done, stdout_log, events)
     return _fold(adapter, argv, run_dir, timeout_s, done, stderr, events, family, truncated)
@@ -452,11 +458,14 @@ class _Spool:
         self.error: str | None = None
 
     def __enter__(self) -> _Spool:
+        self.open()
+        return self
+
+    def open(self) -> None:
         try:
             self._out = self.path.open("w", encoding="utf-8", errors="replace")
         except OSError as exc:
             self.error = str(exc)
-        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -511,6 +520,20 @@ class _Spool:
 def _drain(items: deque[str]) -> Iterator[str]:
     while items:
         yield items.popleft()
+
+
+def _open_all(files: Iterable[_Spool]) -> None:
+    for spool in files:
+        spool.open()
+
+
+def _close_all(files: Iterable[_Spool], stderr_log: Path, stderr: str | None) -> None:
+    """Close the run's files (writing their tails), with ``stderr`` in ``stderr_log`` if the run got
+    that far."""
+    if stderr is not None:
+        _write_text(stderr_log, stderr)
+    for spool in files:
+        spool.close()
 
 
 def _write_text(path: Path, text: str) -> None:
