@@ -39,10 +39,7 @@ def resident_running(*args: str, env: dict[str, str] | None = None) -> Iterator[
     try:
         yield found
     finally:
-        run_cli("resident", "stop", env=env)
-        if not gone(found["pid"], within_s=10):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(found["pid"], signal.SIGKILL)
+        if not stopped_or_killed(found["pid"], env):
             assert gone(found["pid"], within_s=10)
 
 
@@ -69,11 +66,19 @@ def answering(env: dict[str, str] | None = None, within_s: float = 60) -> dict[s
 def stop(pid: int, env: dict[str, str] | None = None) -> None:
     """``tackroom resident stop``; the resident ``pid`` must be gone within 10 s (killed if not, so
     nothing is left running, and the test fails)."""
-    run_cli("resident", "stop", env=env)
-    if not gone(pid, within_s=10):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    if not stopped_or_killed(pid, env):
         raise AssertionError(f"the resident (pid {pid}) did not stop when asked: killed")
+
+
+def stopped_or_killed(pid: int, env: dict[str, str] | None = None, within_s: float = 10) -> bool:
+    """``tackroom resident stop``: whether the resident ``pid`` went within the time; if not, it is
+    killed (it runs in a session of its own: nothing else would end it)."""
+    run_cli("resident", "stop", env=env)
+    if gone(pid, within_s=within_s):
+        return True
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return False
 
 
 def gone(pid: int, within_s: float) -> bool:

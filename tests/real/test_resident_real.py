@@ -6,13 +6,12 @@ answer, its usage from the mock, its session log found, its exit code.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from realkit import REAL
 
-from residentkit import AUTO, answering, gone, run_cli
+from residentkit import AUTO, answering, run_cli, stopped_or_killed
 from tackroom.adapters.resolve import Adapter
 
 pytestmark = pytest.mark.real
@@ -53,9 +52,7 @@ def test_a_served_run_of_a_real_harness_is_its_run_by_itself(
         served = run_cli(*args, "--workdir", str(workdir / "served"), env=env)
         after = json.loads(run_cli("resident", "status", "--json", env=env).stdout)
     finally:
-        run_cli("resident", "stop", env={**env, "TACKROOM_NO_RESIDENT": "1"})
-        if not gone(pid, within_s=15):
-            os.kill(pid, 9)
+        stopped_or_killed(pid, {**env, "TACKROOM_NO_RESIDENT": "1"}, within_s=15)
     assert served.returncode == 0, served.stderr[-2000:]
     assert after["served"] == 1 and after["refused"] == {}
     one, other = json.loads(first.stdout), json.loads(served.stdout)
